@@ -1,0 +1,65 @@
+import Foundation
+
+/// A problem with a model: found while loading a model file or validating a model.
+///
+/// The message names the file (when there is one), the version, the entity and the property,
+/// and says what to change.
+public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        case duplicateName
+        case invalidIdentifier
+        case unknownDestination
+        case inverseMismatch
+        case invalidDefault
+        case relationshipInComposite
+        case inheritanceCycle
+        case unknownParent
+        case unknownKeyPath
+        case columnCollision
+        case invalidCount
+        case unreadableFile
+        case invalidFile
+        case unknownVersion
+        case emptyModel
+    }
+
+    public var code: Code
+    public var file: String?
+    public var version: String?
+    public var entity: String?
+    public var property: String?
+    /// What is wrong and what to do, without the location (see ``description``).
+    public var reason: String
+
+    public init(
+        _ code: Code, _ reason: String, file: String? = nil, version: String? = nil, entity: String? = nil,
+        property: String? = nil
+    ) {
+        self.code = code
+        self.reason = reason
+        self.file = file
+        self.version = version
+        self.entity = entity
+        self.property = property
+    }
+
+    /// `models/Aircraft 2.yaml: version 'Aircraft 2', entity 'Aircraft', property 'colorScheme': reason`
+    public var description: String {
+        var location: [String] = []
+        if let version { location.append("version '\(version)'") }
+        if let entity { location.append("entity '\(entity)'") }
+        if let property { location.append("property '\(property)'") }
+        var text = ""
+        if let file { text += "\(file): " }
+        if !location.isEmpty { text += location.joined(separator: ", ") + ": " }
+        return text + reason
+    }
+
+    /// Returns a copy that also names `file` (and the version when not yet named).
+    public func inFile(_ file: String, version: String? = nil) -> ModelError {
+        var copy = self
+        copy.file = copy.file ?? file
+        copy.version = copy.version ?? version
+        return copy
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// One version of an object model: a named set of entities.
+///
+/// Build one in code, or load it from a model file (JSON or YAML) or a Core Data
+/// `.xcdatamodel`. Every model is validated before a store uses it; ``checksum`` identifies
+/// its storage layout.
+///
+/// ```swift
+/// let model = try ObjectModel(version: "Aircraft 1", entities: [
+///     Entity("Aircraft", attributes: [Attribute("tailNumber", .string, isOptional: false)]),
+/// ]).validated()
+/// print(model.checksum)   // "nX0G…=" (base64 SHA-256)
+/// ```
+public struct ObjectModel: Sendable, Hashable {
+    /// The version's name (`"Aircraft 1"`), used in messages and model directories.
+    /// Not part of the checksum.
+    public var version: String
+    public var entities: [Entity]
+    /// The name of the version that follows this one in a progressive migration graph, if any.
+    /// Not part of the checksum.
+    public var nextVersion: String?
+    /// Free-form information; not part of the checksum.
+    public var userInfo: [String: String]
+
+    public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:]) {
+        self.version = version
+        self.entities = entities
+        self.nextVersion = nextVersion
+        self.userInfo = userInfo
+    }
+
+    // MARK: - Lookup
+
+    public func entity(named name: String) -> Entity? { entities.first { $0.name == name } }
+
+    /// The entity at the top of `name`'s inheritance chain (itself when it has no parent).
+    public func rootEntity(of name: String) -> Entity? {
+        var current = entity(named: name)
+        var seen: Set<String> = []
+        while let e = current, let p = e.parent, !seen.contains(p) {
+            seen.insert(e.name)
+            current = entity(named: p)
+        }
+        return current
+    }
+
+    /// The chain from `name` up to its root: `[name, parent, …, root]`.
+    public func ancestry(of name: String) -> [Entity] {
+        var chain: [Entity] = []
+        var current = entity(named: name)
+        while let e = current, !chain.contains(where: { $0.name == e.name }) {
+            chain.append(e)
+            current = e.parent.flatMap(entity(named:))
+        }
+        return chain
+    }
+
+    /// The direct sub-entities of `name`.
+    public func subentities(of name: String) -> [Entity] { entities.filter { $0.parent == name } }
+
+    /// `name` and every entity below it, depth first.
+    public func hierarchy(of name: String) -> [Entity] {
+        guard let e = entity(named: name) else { return [] }
+        return [e] + subentities(of: name).flatMap { hierarchy(of: $0.name) }
+    }
+
+    /// The entities with no parent, each the owner of one table.
+    public var rootEntities: [Entity] { entities.filter { $0.parent == nil } }
+
+    /// Attributes of `name` including inherited ones, root first.
+    public func allAttributes(of name: String) -> [Attribute] {
+        ancestry(of: name).reversed().flatMap(\.attributes)
+    }
+
+    public func allComposites(of name: String) -> [CompositeAttribute] {
+        ancestry(of: name).reversed().flatMap(\.composites)
+    }
+
+    public func allRelationships(of name: String) -> [Relationship] {
+        ancestry(of: name).reversed().flatMap(\.relationships)
+    }
+
+    /// Finds a relationship by name on `entity` or its ancestors.
+    public func relationship(_ name: String, of entity: String) -> Relationship? {
+        allRelationships(of: entity).first { $0.name == name }
+    }
+
+    /// The inverse of a relationship, if it declares one and it exists.
+    public func inverse(of relationship: Relationship) -> Relationship? {
+        guard let inv = relationship.inverse else { return nil }
+        return self.relationship(inv, of: relationship.destination)
+    }
+
+    /// Whether `name` is `ancestor` or one of its sub-entities.
+    public func entity(_ name: String, isKindOf ancestor: String) -> Bool {
+        ancestry(of: name).contains { $0.name == ancestor }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+
+extension Value {
+    /// The SQLite value stored for this value (see ``AttributeType`` for the mapping).
+    public var databaseValue: DatabaseValue {
+        switch self {
+        case .null: return .null
+        case .string(let s): return s.databaseValue
+        case .int(let i): return i.databaseValue
+        case .double(let d): return d.databaseValue
+        case .decimal(let d): return "\(d)".databaseValue
+        case .bool(let b): return (b ? 1 : 0).databaseValue
+        case .date(let d): return d.timeIntervalSince1970.databaseValue
+        case .data(let d): return d.databaseValue
+        case .uuid(let u): return u.uuidString.databaseValue
+        case .uri(let u): return u.absoluteString.databaseValue
+        }
+    }
+
+    /// Reads a stored SQLite value as an attribute of `type`.
+    ///
+    /// Values written by other tools are accepted when they convert without loss (an integer
+    /// in a REAL column, numeric text in a NUMERIC column); anything else is returned in its
+    /// storage form so that no data is hidden.
+    public init(databaseValue: DatabaseValue, type: AttributeType) {
+        switch databaseValue.storage {
+        case .null:
+            self = .null
+        case .int64(let i):
+            switch type {
+            case .bool: self = .bool(i != 0)
+            case .double, .float: self = .double(Double(i))
+            case .decimal: self = .decimal(Decimal(i))
+            case .date: self = .date(Date(timeIntervalSince1970: Double(i)))
+            default: self = .int(i)
+            }
+        case .double(let d):
+            switch type {
+            case .date: self = .date(Date(timeIntervalSince1970: d))
+            case .decimal: self = .decimal(Decimal(string: String(d)) ?? Decimal(d))
+            case .int16, .int32, .int64 where d.rounded() == d && abs(d) < 9.2e18: self = .int(Int64(d))
+            default: self = .double(d)
+            }
+        case .string(let s):
+            switch type {
+            case .uuid: self = UUID(uuidString: s).map(Value.uuid) ?? .string(s)
+            case .uri: self = URL(string: s).map(Value.uri) ?? .string(s)
+            case .decimal: self = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal) ?? .string(s)
+            case .date: self = Value.parseISODate(s).map(Value.date) ?? .string(s)
+            default: self = .string(s)
+            }
+        case .blob(let d):
+            self = .data(d)
+        }
+    }
+
+    /// Reads a stored SQLite value without a declared type.
+    public init(databaseValue: DatabaseValue) {
+        switch databaseValue.storage {
+        case .null: self = .null
+        case .int64(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .string(let s): self = .string(s)
+        case .blob(let d): self = .data(d)
+        }
+    }
+}
+
+/// A piece of SQL with its arguments, always bound, never interpolated.
+public struct SQLFragment: Sendable, Hashable {
+    public var sql: String
+    public var arguments: [Value]
+
+    public init(_ sql: String, _ arguments: [Value] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    /// GRDB statement arguments for ``arguments``.
+    public var statementArguments: StatementArguments {
+        StatementArguments(arguments.map(\.databaseValue))
+    }
+}
+
+/// Quotes an SQL identifier: `"name"`, with embedded quotes doubled.
+@inline(__always)
+public func quoteIdentifier(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
