@@ -39,7 +39,8 @@ extension Value {
             switch type {
             case .date: self = .date(Date(timeIntervalSince1970: d))
             case .decimal: self = .decimal(Decimal(string: String(d)) ?? Decimal(d))
-            case .int16, .int32, .int64 where d.rounded() == d && abs(d) < 9.2e18: self = .int(Int64(d))
+            case .int16, .int32, .int64:
+                self = d.rounded() == d && abs(d) < 9.2e18 ? .int(Int64(d)) : .double(d)
             default: self = .double(d)
             }
         case .string(let s):
