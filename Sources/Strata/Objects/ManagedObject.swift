@@ -1,0 +1,153 @@
+import Foundation
+
+/// A generic object of one entity, registered in an ``ObjectContext`` (Core Data's
+/// `NSManagedObject` used through key-value coding).
+///
+/// Attributes and composite leaves are read and written by keypath; a composite is read and
+/// written as a whole as a dictionary of its leaves:
+///
+/// ```swift
+/// let aircraft = try context.insert("Aircraft")
+/// aircraft["tailNumber"] = "F-GSPT"
+/// aircraft["colorScheme.primary"] = "red"
+/// aircraft[composite: "colorScheme"]        // ["primary": "red", "secondary": nil, …]
+/// ```
+///
+/// Using a keypath the entity does not have, or a value of the wrong type, through the
+/// subscripts is a programming error (a precondition); ``setValue(_:forKeyPath:)`` throws
+/// instead, for values that come from users, files or sockets.
+public final class ManagedObject {
+    public internal(set) var objectID: ObjectID
+    /// The object's entity (a sub-entity when fetched through its parent).
+    public let entity: Entity
+    let layout: EntityLayout
+    /// The context the object belongs to; nil once the object was deleted and saved or the context reset.
+    public internal(set) weak var context: ObjectContext?
+
+    /// Attribute values by keypath (composite leaves flattened), as last set.
+    var values: [String: Value]
+    /// Values as last read from or written to the store.
+    var committedValues: [String: Value]
+    /// The optimistic-locking version read with the row.
+    var version: Int64
+    /// To-one relationships: the target, resolved or as a stored primary key.
+    var toOne: [String: ToOneTarget] = [:]
+    /// To-many relationships that were loaded or set, in order.
+    var toMany: [String: [ManagedObject]] = [:]
+    /// Positions in ordered one-to-many relationships, keyed by the order column on this row.
+    var orderValues: [String: Int64] = [:]
+    /// Keys changed since the last save (attribute keypaths, to-one names, order columns).
+    var changedKeys: Set<String> = []
+    /// Join-table relationships whose membership changed.
+    var changedJoinRelationships: Set<String> = []
+
+    public internal(set) var isInserted = false
+    public internal(set) var isDeleted = false
+
+    enum ToOneTarget {
+        case stored(Int64?)
+        case object(ManagedObject?)
+    }
+
+    init(objectID: ObjectID, entity: Entity, layout: EntityLayout, context: ObjectContext, values: [String: Value], version: Int64) {
+        self.objectID = objectID
+        self.entity = entity
+        self.layout = layout
+        self.context = context
+        self.values = values
+        self.committedValues = values
+        self.version = version
+    }
+
+    /// Whether the object has unsaved changes.
+    public var hasChanges: Bool { isInserted || isDeleted || !changedKeys.isEmpty || !changedJoinRelationships.isEmpty }
+
+    // MARK: - Attributes
+
+    /// The value of an attribute or composite leaf. Unknown keypaths are a programming error.
+    public subscript(keyPath: String) -> Value {
+        get {
+            precondition(layout.attributeColumns[keyPath] != nil, "entity '\(entity.name)' has no attribute '\(keyPath)'")
+            return values[keyPath] ?? .null
+        }
+        set {
+            do { try setValue(newValue, forKeyPath: keyPath) } catch { preconditionFailure("\(error)") }
+        }
+    }
+
+    /// Sets an attribute or composite leaf, converting the value to the attribute's type.
+    ///
+    /// - Throws: ``ObjectContextError`` (`unknownProperty`, `typeMismatch`) naming the entity and keypath.
+    public func setValue(_ value: any ValueConvertible, forKeyPath keyPath: String) throws(ObjectContextError) {
+        guard let column = layout.attributeColumns[keyPath] else {
+            if let composite = entityComposite(keyPath) {
+                throw ObjectContextError(.typeMismatch, "'\(keyPath)' is a composite attribute; set its leaves (\(composite.leaves.map { keyPath + "." + $0.path.joined(separator: ".") }.joined(separator: ", "))) or use setComposite", entity: entity.name, property: keyPath, objectID: objectID)
+            }
+            throw ObjectContextError(.unknownProperty, "entity '\(entity.name)' has no attribute '\(keyPath)'\(Self.suggestion(keyPath, in: Array(layout.attributeColumns.keys)))", entity: entity.name, property: keyPath, objectID: objectID)
+        }
+        let raw = value.strataValue
+        guard let coerced = raw.coerced(to: column.attribute.type) else {
+            throw ObjectContextError(.typeMismatch, "\(raw) (\(raw.kindName)) is not a valid \(column.attribute.type.rawValue)", entity: entity.name, property: keyPath, objectID: objectID)
+        }
+        try checkMutable()
+        if values[keyPath] != coerced {
+            values[keyPath] = coerced
+            changedKeys.insert(keyPath)
+            context?.noteUpdated(self)
+        }
+    }
+
+    /// A composite attribute as a dictionary of its leaves, keyed by their path inside the
+    /// composite (`primary`, or `inner.x` for nested composites).
+    public subscript(composite name: String) -> [String: Value] {
+        get {
+            guard let composite = entityComposite(name) else { preconditionFailure("entity '\(entity.name)' has no composite attribute '\(name)'") }
+            var result: [String: Value] = [:]
+            for leaf in composite.leaves {
+                let relative = leaf.path.joined(separator: ".")
+                result[relative] = values["\(name).\(relative)"] ?? .null
+            }
+            return result
+        }
+        set {
+            do { try setComposite(newValue, forKey: name) } catch { preconditionFailure("\(error)") }
+        }
+    }
+
+    /// Sets a whole composite from a dictionary of leaf values; leaves not given become nil.
+    public func setComposite(_ dictionary: [String: Value], forKey name: String) throws(ObjectContextError) {
+        guard let composite = entityComposite(name) else {
+            throw ObjectContextError(.unknownProperty, "entity '\(entity.name)' has no composite attribute '\(name)'", entity: entity.name, property: name, objectID: objectID)
+        }
+        let leafPaths = Set(composite.leaves.map { $0.path.joined(separator: ".") })
+        if let unknown = dictionary.keys.sorted().first(where: { !leafPaths.contains($0) }) {
+            throw ObjectContextError(.unknownProperty, "composite '\(name)' has no element '\(unknown)' (elements: \(leafPaths.sorted().joined(separator: ", ")))", entity: entity.name, property: "\(name).\(unknown)", objectID: objectID)
+        }
+        for path in leafPaths.sorted() { try setValue(dictionary[path] ?? .null, forKeyPath: "\(name).\(path)") }
+    }
+
+    func entityComposite(_ name: String) -> CompositeAttribute? {
+        context?.store.model.allComposites(of: entity.name).first { $0.name == name }
+            ?? entity.composites.first { $0.name == name }
+    }
+
+    func checkMutable() throws(ObjectContextError) {
+        if isDeleted {
+            throw ObjectContextError(.objectNotFound, "the object was deleted; it cannot be changed", entity: entity.name, objectID: objectID)
+        }
+    }
+
+    static func suggestion(_ name: String, in candidates: [String]) -> String {
+        let lowered = name.lowercased()
+        let close = candidates.filter { $0.lowercased() == lowered || $0.lowercased().hasPrefix(lowered) || lowered.hasPrefix($0.lowercased()) }.sorted()
+        if let first = close.first { return "; did you mean '\(first)'?" }
+        return candidates.isEmpty ? "" : " (it has: \(candidates.sorted().prefix(12).joined(separator: ", ")))"
+    }
+}
+
+extension ManagedObject: CustomStringConvertible {
+    public var description: String {
+        let shown = values.keys.sorted().prefix(6).map { "\($0)=\(values[$0]!)" }.joined(separator: ", ")
+        return "<\(objectID)\(isDeleted ? " deleted" : "")\(isInserted ? " inserted" : "") \(shown)>"
+    }
+}

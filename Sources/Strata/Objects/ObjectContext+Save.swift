@@ -1,0 +1,265 @@
+import Foundation
+import GRDB
+
+extension ObjectContext {
+    /// Validates and writes every change in one transaction.
+    ///
+    /// Validation (before anything is written): non-optional attributes, composite leaves and
+    /// to-one relationships must have values; to-many relationships must respect their
+    /// min/max counts. Then, in one transaction: deletes, inserts, updates (each update checks
+    /// the row's optimistic-locking version), join-table changes. Uniqueness is enforced by the
+    /// store's unique indexes and reported naming the entity and keypaths.
+    ///
+    /// - Throws: ``ObjectContextError`` (`missingValue`, `countOutOfRange`,
+    ///   `uniquenessViolation`, `conflict`, `store`). On error nothing is written and the
+    ///   context keeps its changes, so the caller can fix them and save again, or roll back.
+    public func save() throws {
+        guard hasChanges else { return }
+        let changed = updated.values.filter { !$0.isDeleted && !$0.isInserted && $0.hasChanges }.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }
+        for object in inserted + changed { try validate(object) }
+        let toInsert = inserted
+        let toDelete = deleted
+        var newKeys: [ObjectIdentifier: Int64] = [:]
+        var current: ManagedObject?
+        do {
+            try store.database.write { db in
+                for object in toDelete {
+                    current = object
+                    try db.execute(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?",
+                                   arguments: [object.objectID.primaryKey, object.version])
+                    if db.changesCount == 0 { throw conflict(object, deleting: true) }
+                }
+                // Permanent keys: this transaction is the only writer, so max(_pk)+1… is ours.
+                var nextKey: [String: Int64] = [:]
+                for object in toInsert {
+                    let table = object.layout.table
+                    if nextKey[table] == nil {
+                        nextKey[table] = (try Int64.fetchOne(db, sql: "SELECT coalesce(max(\"_pk\"), 0) FROM \(quoteIdentifier(table))") ?? 0) + 1
+                    }
+                    newKeys[ObjectIdentifier(object)] = nextKey[table]!
+                    nextKey[table]! += 1
+                }
+                for object in toInsert {
+                    current = object
+                    try insertRow(object, keys: newKeys, db: db)
+                }
+                for object in changed {
+                    current = object
+                    try updateRow(object, keys: newKeys, db: db)
+                }
+                for object in toInsert + changed where !object.changedJoinRelationships.isEmpty {
+                    current = object
+                    try writeJoinRows(object, keys: newKeys, db: db)
+                }
+            }
+        } catch let error as ObjectContextError {
+            throw error
+        } catch let error as DatabaseError {
+            if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY,
+               let object = current {
+                throw uniquenessError(error, object: object)
+            }
+            throw ObjectContextError(.store, "save failed", storeError: StoreError.from(error, path: store.url.path, while: "saving"))
+        }
+        // Committed: make the in-memory state match the store.
+        for object in toDelete {
+            registered[object.objectID] = nil
+            object.context = nil
+        }
+        for object in toInsert {
+            object.objectID = ObjectID(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!)
+            object.isInserted = false
+            object.version = 1
+            registered[object.objectID] = object
+        }
+        for object in changed { object.version += 1 }
+        for object in toInsert + changed {
+            object.committedValues = object.values
+            object.changedKeys.removeAll()
+            object.changedJoinRelationships.removeAll()
+        }
+        inserted.removeAll()
+        deleted.removeAll()
+        updated.removeAll()
+    }
+
+    // MARK: - Validation
+
+    func validate(_ object: ManagedObject) throws(ObjectContextError) {
+        let plan = validationPlan(for: object.entity.name)
+        for keyPath in plan.requiredAttributes where (object.values[keyPath] ?? .null).isNull {
+            throw ObjectContextError(.missingValue, "a value is required (the attribute is not optional)", entity: object.entity.name, property: keyPath, objectID: object.objectID)
+        }
+        for (composite, leaves) in plan.requiredCompositeLeaves {
+            let all = plan.compositeLeaves[composite] ?? []
+            let isSet = !plan.optionalComposites.contains(composite) || all.contains { !(object.values[$0] ?? .null).isNull }
+            guard isSet else { continue }
+            if let missing = leaves.first(where: { (object.values[$0] ?? .null).isNull }) {
+                throw ObjectContextError(.missingValue, "a value is required (element of composite '\(composite)' is not optional)", entity: object.entity.name, property: missing, objectID: object.objectID)
+            }
+        }
+        for relationship in model.allRelationships(of: object.entity.name) {
+            if !relationship.isToMany {
+                if !relationship.isOptional {
+                    let hasTarget: Bool
+                    switch object.toOne[relationship.name] {
+                    case .object(let o)?: hasTarget = o != nil
+                    case .stored(let pk)?: hasTarget = pk != nil
+                    case nil: hasTarget = false
+                    }
+                    if !hasTarget {
+                        throw ObjectContextError(.missingValue, "a related '\(relationship.destination)' is required (the relationship is not optional)", entity: object.entity.name, property: relationship.name, objectID: object.objectID)
+                    }
+                }
+                continue
+            }
+            let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+            guard minimum > 0 || relationship.maxCount > 0 else { continue }
+            let count: Int
+            if let loaded = object.toMany[relationship.name] { count = loaded.count }
+            else if object.isInserted { count = 0 }
+            else { continue }
+            if count < minimum || (relationship.maxCount > 0 && count > relationship.maxCount) {
+                let range = relationship.maxCount > 0 ? "\(minimum)...\(relationship.maxCount)" : "at least \(minimum)"
+                throw ObjectContextError(.countOutOfRange, "holds \(count) object(s); \(range) required", entity: object.entity.name, property: relationship.name, objectID: object.objectID)
+            }
+        }
+    }
+
+    struct ValidationPlan {
+        var requiredAttributes: [String] = []
+        var requiredCompositeLeaves: [(String, [String])] = []
+        var compositeLeaves: [String: [String]] = [:]
+        var optionalComposites: Set<String> = []
+    }
+
+    func validationPlan(for entityName: String) -> ValidationPlan {
+        if let cached = validationPlans[entityName] { return cached }
+        var plan = ValidationPlan()
+        plan.requiredAttributes = model.allAttributes(of: entityName).filter { !$0.isOptional }.map(\.name)
+        for composite in model.allComposites(of: entityName) {
+            let leaves = composite.leaves.map { ([composite.name] + $0.path).joined(separator: ".") }
+            plan.compositeLeaves[composite.name] = leaves
+            if composite.isOptional { plan.optionalComposites.insert(composite.name) }
+            let required = composite.leaves.filter { !$0.attribute.isOptional }.map { ([composite.name] + $0.path).joined(separator: ".") }
+            if !required.isEmpty { plan.requiredCompositeLeaves.append((composite.name, required)) }
+        }
+        validationPlans[entityName] = plan
+        return plan
+    }
+
+    // MARK: - Row writes
+
+    private func foreignKeyValue(_ target: ManagedObject.ToOneTarget?, keys: [ObjectIdentifier: Int64]) -> DatabaseValue {
+        switch target {
+        case .stored(let pk)?: return pk?.databaseValue ?? .null
+        case .object(let o?)?: return (keys[ObjectIdentifier(o)] ?? o.objectID.primaryKey).databaseValue
+        case .object(nil)?, nil: return .null
+        }
+    }
+
+    private func insertRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
+        let plan = insertPlan(for: object)
+        var arguments: [DatabaseValue] = [keys[ObjectIdentifier(object)]!.databaseValue]
+        arguments.reserveCapacity(plan.columnCount)
+        if object.layout.hasEntityColumn { arguments.append(object.entity.name.databaseValue) }
+        for keyPath in plan.attributeKeyPaths { arguments.append((object.values[keyPath] ?? .null).databaseValue) }
+        for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name], keys: keys)) }
+        for column in plan.orderColumns { arguments.append(object.orderValues[column]?.databaseValue ?? .null) }
+        let statement = try db.cachedStatement(sql: plan.sql)
+        try statement.execute(arguments: StatementArguments(arguments))
+    }
+
+    private func updateRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
+        var assignments: [String] = []
+        var arguments: [DatabaseValue] = []
+        for key in object.changedKeys.sorted() {
+            if let column = object.layout.attributeColumns[key] {
+                assignments.append("\(quoteIdentifier(column.column)) = ?")
+                arguments.append((object.values[key] ?? .null).databaseValue)
+            } else if case .foreignKey(let column, _)? = object.layout.relationships[key] {
+                assignments.append("\(quoteIdentifier(column)) = ?")
+                arguments.append(foreignKeyValue(object.toOne[key], keys: keys))
+            } else if key.hasSuffix("_order") {
+                assignments.append("\(quoteIdentifier(key)) = ?")
+                arguments.append(object.orderValues[key]?.databaseValue ?? .null)
+            }
+        }
+        assignments.append("\"_version\" = \"_version\" + 1")
+        arguments += [object.objectID.primaryKey.databaseValue, object.version.databaseValue]
+        let sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+        if db.changesCount == 0 { throw conflict(object, deleting: false) }
+    }
+
+    private func writeJoinRows(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
+        let ownKey = keys[ObjectIdentifier(object)] ?? object.objectID.primaryKey
+        for name in object.changedJoinRelationships.sorted() {
+            guard case .joinTable(let table, let own, let other, let orderColumn)? = object.layout.relationships[name] else { continue }
+            let members = (object.toMany[name] ?? []).filter { !$0.isDeleted }
+            let memberKeys = members.map { keys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
+            let existing = try Int64.fetchSet(db, sql: "SELECT \(quoteIdentifier(other)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ?", arguments: [ownKey])
+            let wanted = Set(memberKeys)
+            for key in existing.subtracting(wanted) {
+                try db.cachedStatement(sql: "DELETE FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ? AND \(quoteIdentifier(other)) = ?").execute(arguments: [ownKey, key])
+            }
+            if let orderColumn {
+                let sql = "INSERT INTO \(quoteIdentifier(table)) (\(quoteIdentifier(own)), \(quoteIdentifier(other)), \(quoteIdentifier(orderColumn))) VALUES (?, ?, ?) ON CONFLICT(\"source_id\", \"target_id\") DO UPDATE SET \(quoteIdentifier(orderColumn)) = excluded.\(quoteIdentifier(orderColumn))"
+                for (i, key) in memberKeys.enumerated() { try db.cachedStatement(sql: sql).execute(arguments: [ownKey, key, i]) }
+            } else {
+                let sql = "INSERT OR IGNORE INTO \(quoteIdentifier(table)) (\(quoteIdentifier(own)), \(quoteIdentifier(other))) VALUES (?, ?)"
+                for key in memberKeys where !existing.contains(key) { try db.cachedStatement(sql: sql).execute(arguments: [ownKey, key]) }
+            }
+        }
+    }
+
+    // MARK: - Errors
+
+    private func conflict(_ object: ManagedObject, deleting: Bool) -> ObjectContextError {
+        ObjectContextError(.conflict, "optimistic locking conflict: the row was changed or deleted by another context since it was fetched (version \(object.version)); \(deleting ? "the delete" : "the update") was not written — refetch the object and retry", entity: object.entity.name, objectID: object.objectID)
+    }
+
+    private func uniquenessError(_ error: DatabaseError, object: ManagedObject) -> ObjectContextError {
+        // "UNIQUE constraint failed: Aircraft.tailNumber, Aircraft.x"
+        let message = error.message ?? ""
+        let columns = message.components(separatedBy: ": ").last?.split(separator: ",").map {
+            String($0.trimmingCharacters(in: .whitespaces).split(separator: ".").last ?? "")
+        } ?? []
+        let keyPaths = columns.map { column in object.layout.attributeColumns.values.first { $0.column == column }?.keyPath ?? column }
+        let values = keyPaths.map { "\($0) = \(object.values[$0] ?? .null)" }.joined(separator: ", ")
+        return ObjectContextError(.uniquenessViolation, "another '\(object.entity.name)' already has \(values); the uniqueness constraint on (\(keyPaths.joined(separator: ", "))) forbids duplicates", entity: object.entity.name, property: keyPaths.joined(separator: ","), objectID: object.objectID)
+    }
+}
+
+/// The cached `INSERT` for one entity: which values go in which order.
+struct InsertPlan {
+    var sql: String
+    var attributeKeyPaths: [String]
+    var toOneNames: [String]
+    var orderColumns: [String]
+    var columnCount: Int
+}
+
+extension ObjectContext {
+    func insertPlan(for object: ManagedObject) -> InsertPlan {
+        if let cached = insertPlans[object.entity.name] { return cached }
+        let layout = object.layout
+        var columns = [StorageLayout.primaryKeyColumn]
+        if layout.hasEntityColumn { columns.append(StorageLayout.entityColumn) }
+        let keyPaths = layout.attributeColumns.keys.sorted()
+        columns += keyPaths.map { layout.attributeColumns[$0]!.column }
+        var toOneNames: [String] = []
+        var orderColumns: [String] = []
+        for relationship in model.allRelationships(of: object.entity.name) where !relationship.isToMany {
+            guard case .foreignKey(let column, _)? = layout.relationships[relationship.name] else { continue }
+            toOneNames.append(relationship.name)
+            columns.append(column)
+            if let order = object.orderColumn(forToOne: relationship) { orderColumns.append(order) }
+        }
+        columns += orderColumns
+        let sql = "INSERT INTO \(quoteIdentifier(layout.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        let plan = InsertPlan(sql: sql, attributeKeyPaths: keyPaths, toOneNames: toOneNames, orderColumns: orderColumns, columnCount: columns.count)
+        insertPlans[object.entity.name] = plan
+        return plan
+    }
+}

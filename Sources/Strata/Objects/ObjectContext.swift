@@ -1,0 +1,249 @@
+import Foundation
+import GRDB
+
+/// A scratchpad of objects on one store: insert, fetch, change and delete objects, then
+/// ``save()`` them in one transaction or ``rollback()`` (Core Data's `NSManagedObjectContext`).
+///
+/// A context and its objects belong to one thread or task at a time (they are not
+/// `Sendable`); use one context per task. Each save is a single SQLite transaction: it
+/// either writes every change or none.
+///
+/// ```swift
+/// let context = ObjectContext(store: store)
+/// let aircraft = try context.insert("Aircraft")
+/// aircraft["tailNumber"] = "F-GSPT"
+/// aircraft["colorScheme.primary"] = "red"
+/// try context.save()
+///
+/// let red = try context.fetch("Aircraft", where: "colorScheme.primary == %@", "red")
+/// ```
+public final class ObjectContext {
+    public let store: PersistentStore
+    var model: ObjectModel { store.model }
+
+    /// Saved objects by identity (the identity map: one object per row per context).
+    var registered: [ObjectID: ManagedObject] = [:]
+    /// Objects inserted since the last save, in insertion order.
+    var inserted: [ManagedObject] = []
+    /// Objects with unsaved changes (by identity).
+    var updated: [ObjectIdentifier: ManagedObject] = [:]
+    /// Objects deleted since the last save, in deletion order.
+    var deleted: [ManagedObject] = []
+    private var nextTemporaryKey: Int64 = -1
+    /// Per-entity statement and validation plans, computed once.
+    var insertPlans: [String: InsertPlan] = [:]
+    var validationPlans: [String: ValidationPlan] = [:]
+
+    public init(store: PersistentStore) {
+        self.store = store
+    }
+
+    /// Whether any object has unsaved changes.
+    public var hasChanges: Bool { !inserted.isEmpty || !deleted.isEmpty || updated.values.contains { $0.hasChanges } }
+    public var insertedObjects: [ManagedObject] { inserted }
+    public var updatedObjects: [ManagedObject] { updated.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasChanges } }
+    public var deletedObjects: [ManagedObject] { deleted }
+
+    // MARK: - Inserting
+
+    /// Inserts a new object of `entityName`, with its attributes' default values.
+    ///
+    /// - Throws: ``ObjectContextError`` for an unknown or abstract entity.
+    public func insert(_ entityName: String) throws(ObjectContextError) -> ManagedObject {
+        guard let entity = model.entity(named: entityName), let layout = store.layout.entity(entityName) else {
+            throw ObjectContextError(.unknownEntity, "no entity '\(entityName)' in model '\(model.version)'\(ManagedObject.suggestion(entityName, in: model.entities.map(\.name)))", entity: entityName)
+        }
+        if entity.isAbstract {
+            throw ObjectContextError(.abstractEntity, "entity '\(entityName)' is abstract; insert one of its sub-entities (\(model.subentities(of: entityName).map(\.name).joined(separator: ", ")))", entity: entityName)
+        }
+        var values: [String: Value] = [:]
+        for (keyPath, column) in layout.attributeColumns {
+            values[keyPath] = column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null
+        }
+        let object = ManagedObject(objectID: ObjectID(entityName: entityName, primaryKey: nextTemporaryKey), entity: entity,
+                                   layout: layout, context: self, values: values, version: 0)
+        nextTemporaryKey -= 1
+        object.committedValues = [:]
+        object.isInserted = true
+        inserted.append(object)
+        return object
+    }
+
+    /// Inserts an object and sets attributes and composite leaves from `values` (keypath → value).
+    public func insert(_ entityName: String, values: [String: any ValueConvertible]) throws(ObjectContextError) -> ManagedObject {
+        let object = try insert(entityName)
+        for (keyPath, value) in values.sorted(by: { $0.key < $1.key }) { try object.setValue(value, forKeyPath: keyPath) }
+        return object
+    }
+
+    func noteUpdated(_ object: ManagedObject) {
+        guard !object.isInserted else { return }
+        updated[ObjectIdentifier(object)] = object
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes an object, applying its relationships' delete rules (cascade, nullify, deny,
+    /// no action) now; the rows go at the next save.
+    ///
+    /// - Throws: ``ObjectContextError/Code/deleteDenied`` when a `deny` relationship is not
+    ///   empty; nothing is changed then.
+    public func delete(_ object: ManagedObject) throws {
+        guard object.context === self else {
+            throw ObjectContextError(.wrongContext, "the object belongs to another context", entity: object.entity.name, objectID: object.objectID)
+        }
+        if object.isDeleted { return }
+        // Collect the cascade closure and check deny rules before changing anything.
+        var toDelete: [ManagedObject] = []
+        var seen: Set<ObjectIdentifier> = []
+        func collect(_ o: ManagedObject) throws {
+            guard seen.insert(ObjectIdentifier(o)).inserted, !o.isDeleted else { return }
+            toDelete.append(o)
+            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .cascade {
+                for target in try o.relatedObjects(relationship) { try collect(target) }
+            }
+        }
+        try collect(object)
+        for o in toDelete {
+            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .deny {
+                let blocking = try o.relatedObjects(relationship).filter { !seen.contains(ObjectIdentifier($0)) && !$0.isDeleted }
+                if let first = blocking.first {
+                    throw ObjectContextError(.deleteDenied, "cannot delete: relationship '\(relationship.name)' has delete rule deny and still holds \(blocking.count) object(s) (first \(first.objectID)); remove them first", entity: o.entity.name, property: relationship.name, objectID: o.objectID)
+                }
+            }
+        }
+        for o in toDelete {
+            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
+                guard let inverse = model.inverse(of: relationship) else { continue }
+                for target in try o.relatedObjects(relationship) where !seen.contains(ObjectIdentifier(target)) {
+                    if inverse.isToMany {
+                        target.primitiveRemove(o, from: inverse)
+                    } else if target.currentToOneIdentity(inverse.name) == ObjectIdentifier(o) || target.storedToOneKey(inverse.name) == o.objectID.primaryKey {
+                        target.primitiveSetToOne(nil, for: inverse)
+                    }
+                }
+            }
+            o.isDeleted = true
+            if o.isInserted {
+                inserted.removeAll { $0 === o }
+                o.context = nil
+            } else {
+                deleted.append(o)
+            }
+            updated[ObjectIdentifier(o)] = nil
+        }
+    }
+
+    // MARK: - Finding objects
+
+    /// The object with `id`, from the context or the store.
+    ///
+    /// - Throws: ``ObjectContextError/Code/objectNotFound`` when no such row exists.
+    public func object(with id: ObjectID) throws -> ManagedObject {
+        if let object = registered[id] { return object }
+        if let object = inserted.first(where: { $0.objectID == id }) { return object }
+        guard let layout = store.layout.entity(id.entityName) else {
+            throw ObjectContextError(.unknownEntity, "no entity '\(id.entityName)' in model '\(model.version)'", entity: id.entityName)
+        }
+        let objects = try fetchRows(SQLFragment("SELECT * FROM \(quoteIdentifier(layout.table)) WHERE \"_pk\" = ?", [.int(id.primaryKey)]), table: layout.table)
+        guard let object = objects.first, model.entity(object.entity.name, isKindOf: id.entityName) else {
+            throw ObjectContextError(.objectNotFound, "no object \(id) in the store (deleted, or never saved)", entity: id.entityName, objectID: id)
+        }
+        return object
+    }
+
+    // MARK: - Discarding changes
+
+    /// Discards every unsaved change: inserted objects are dropped, changed and deleted objects
+    /// get back their last saved state.
+    public func rollback() {
+        for object in inserted { object.context = nil }
+        inserted.removeAll()
+        for object in Array(updated.values) + deleted {
+            object.values = object.committedValues
+            object.changedKeys.removeAll()
+            object.changedJoinRelationships.removeAll()
+            object.toOne.removeAll()
+            object.toMany.removeAll()
+            object.orderValues.removeAll()
+            object.isDeleted = false
+        }
+        // Relationship caches of untouched objects may mention dropped objects: reload lazily.
+        for object in registered.values {
+            object.toMany.removeAll()
+            object.toOne = object.toOne.compactMapValues { target in
+                if case .object(let o?) = target, o.context == nil { return nil }
+                return target
+            }
+        }
+        updated.removeAll()
+        deleted.removeAll()
+    }
+
+    /// Forgets every object (saved or not). Objects fetched before must not be used afterwards.
+    public func reset() {
+        for object in registered.values { object.context = nil }
+        for object in inserted { object.context = nil }
+        registered.removeAll()
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+    }
+
+    // MARK: - Rows to objects
+
+    /// Runs a `SELECT` of whole rows of one entity table and returns registered objects.
+    func fetchRows(_ fragment: SQLFragment, table: String) throws -> [ManagedObject] {
+        let rootEntity = store.layout.tables[table]?.rootEntity ?? table
+        do {
+            return try store.database.read { db in
+                let statement = try db.cachedStatement(sql: fragment.sql)
+                try statement.setArguments(fragment.statementArguments)
+                let plan = RowPlan(columnNames: statement.columnNames)
+                var result: [ManagedObject] = []
+                let rows = try Row.fetchCursor(statement)
+                while let row = try rows.next() { result.append(object(for: row, plan: plan, rootEntity: rootEntity)) }
+                return result
+            }
+        } catch let error as DatabaseError {
+            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: store.url.path, while: "fetching"))
+        }
+    }
+
+    /// Column positions of one result set.
+    struct RowPlan {
+        let index: [String: Int]
+        init(columnNames: [String]) {
+            var index: [String: Int] = [:]
+            for (i, name) in columnNames.enumerated() where index[name] == nil { index[name] = i }
+            self.index = index
+        }
+    }
+
+    private func object(for row: Row, plan: RowPlan, rootEntity: String) -> ManagedObject {
+        let pk: Int64 = row[plan.index[StorageLayout.primaryKeyColumn]!]
+        var tableEntity = rootEntity
+        if let i = plan.index[StorageLayout.entityColumn], let name = row[i] as String?, store.layout.entity(name) != nil {
+            tableEntity = name
+        }
+        let id = ObjectID(entityName: tableEntity, primaryKey: pk)
+        if let existing = registered[id] { return existing }
+        let layout = store.layout.entity(tableEntity)!
+        var values: [String: Value] = [:]
+        values.reserveCapacity(layout.attributeColumns.count)
+        for (keyPath, column) in layout.attributeColumns {
+            guard let i = plan.index[column.column] else { continue }
+            values[keyPath] = Value(databaseValue: row[i], type: column.attribute.type)
+        }
+        let version: Int64 = plan.index[StorageLayout.versionColumn].flatMap { row[$0] } ?? 1
+        let object = ManagedObject(objectID: id, entity: model.entity(named: tableEntity)!, layout: layout, context: self,
+                                   values: values, version: version)
+        for (name, storage) in layout.relationships {
+            if case .foreignKey(let column, _) = storage, let i = plan.index[column] {
+                object.toOne[name] = .stored(row[i])
+            }
+        }
+        registered[id] = object
+        return object
+    }
+}

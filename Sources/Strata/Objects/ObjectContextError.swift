@@ -1,0 +1,49 @@
+import Foundation
+
+/// An object could not be inserted, changed, validated, saved or found.
+///
+/// The message names the entity, property and object, and what to do.
+public struct ObjectContextError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        case unknownEntity
+        case unknownProperty
+        case abstractEntity
+        case typeMismatch
+        case missingValue
+        case countOutOfRange
+        case uniquenessViolation
+        case deleteDenied
+        case conflict
+        case objectNotFound
+        case wrongContext
+        case invalidRelationship
+        case store
+        case decoding
+    }
+
+    public var code: Code
+    public var entity: String?
+    public var property: String?
+    public var objectID: ObjectID?
+    public var reason: String
+    /// The underlying store error for ``Code/store``.
+    public var storeError: StoreError?
+
+    public init(_ code: Code, _ reason: String, entity: String? = nil, property: String? = nil, objectID: ObjectID? = nil,
+                storeError: StoreError? = nil) {
+        self.code = code
+        self.reason = reason
+        self.entity = entity
+        self.property = property
+        self.objectID = objectID
+        self.storeError = storeError
+    }
+
+    public var description: String {
+        if let storeError { return storeError.description }
+        var location: [String] = []
+        if let objectID { location.append("object \(objectID)") } else if let entity { location.append("entity '\(entity)'") }
+        if let property { location.append("property '\(property)'") }
+        return (location.isEmpty ? "" : location.joined(separator: ", ") + ": ") + reason
+    }
+}

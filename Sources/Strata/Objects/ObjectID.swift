@@ -1,0 +1,26 @@
+import Foundation
+
+/// The identity of a saved object: its entity and primary key in one store.
+///
+/// Objects inserted but not yet saved have a temporary identifier (``isTemporary``); saving
+/// gives them their permanent one, as Core Data does.
+public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    public let entityName: String
+    /// The row's `_pk`; negative for temporary identifiers.
+    public let primaryKey: Int64
+
+    public init(entityName: String, primaryKey: Int64) {
+        self.entityName = entityName
+        self.primaryKey = primaryKey
+    }
+
+    public var isTemporary: Bool { primaryKey < 0 }
+
+    /// `Aircraft/p12` (or `Aircraft/t3` while temporary).
+    public var description: String { isTemporary ? "\(entityName)/t\(-primaryKey)" : "\(entityName)/p\(primaryKey)" }
+
+    /// A URI naming the object in a store: `strata://STORE-ID/Aircraft/p12`.
+    public func uri(storeIdentifier: String) -> URL {
+        URL(string: "strata://\(storeIdentifier)/\(entityName)/p\(primaryKey)")!
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Logging
+
+/// How ``PersistentStore/open(at:model:options:)`` opens a store.
+///
+/// The defaults create a missing store, open it for writing, wait up to 5 seconds for a lock
+/// held by another connection, and refuse a store written with another model version
+/// (set ``migration`` to migrate instead).
+public struct StoreOptions: Sendable {
+    /// Create the store (and its directory) when the file does not exist.
+    public var createIfMissing: Bool
+    /// Open without any write: no creation, no migration, saves fail.
+    public var readOnly: Bool
+    /// How long to wait for another connection's lock before failing with ``StoreError/Code/locked``.
+    public var busyTimeout: TimeInterval
+    /// Migration at open; nil refuses a store whose model differs (``StoreError/Code/incompatibleModel``).
+    public var migration: MigrationOptions?
+    /// Where the store logs (metadata key `strata.store` carries the path).
+    public var logger: Logger
+
+    public init(
+        createIfMissing: Bool = true, readOnly: Bool = false, busyTimeout: TimeInterval = 5,
+        migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store")
+    ) {
+        self.createIfMissing = createIfMissing
+        self.readOnly = readOnly
+        self.busyTimeout = busyTimeout
+        self.migration = migration
+        self.logger = logger
+    }
+}
+
+/// Migration at open, modelled on Core Data's options
+/// (`NSMigratePersistentStoresAutomaticallyOption`, `NSInferMappingModelAutomaticallyOption`,
+/// `NSPersistentStoreDeferredLightweightMigrationOptionKey`).
+public struct MigrationOptions: Sendable, Hashable {
+    /// Migrate a store written with an older model to the requested model.
+    public var migrateAutomatically: Bool
+    /// Infer a lightweight migration plan when the versions differ.
+    public var inferAutomatically: Bool
+    /// Record expensive cleanup in the deferred ledger instead of running it before open returns.
+    public var deferCleanup: Bool
+    /// Earlier model versions, used to find the store's version by checksum when the store's
+    /// embedded model is not enough (e.g. staged chains).
+    public var knownVersions: [ObjectModel]
+
+    public init(migrateAutomatically: Bool = true, inferAutomatically: Bool = true, deferCleanup: Bool = false,
+                knownVersions: [ObjectModel] = []) {
+        self.migrateAutomatically = migrateAutomatically
+        self.inferAutomatically = inferAutomatically
+        self.deferCleanup = deferCleanup
+        self.knownVersions = knownVersions
+    }
+
+    /// Lightweight migration with cleanup deferred: the store is usable in milliseconds.
+    public static let deferred = MigrationOptions(deferCleanup: true)
+    /// Lightweight migration with cleanup run before open returns.
+    public static let immediate = MigrationOptions(deferCleanup: false)
+}

@@ -1,0 +1,210 @@
+import Crypto
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+@Suite("Store files: creation, metadata, refusal of bad files")
+struct StoreTests {
+    let model = TestModels.fleet
+
+    private func digest(_ url: URL) throws -> String {
+        var all = Data()
+        for suffix in ["", "-wal", "-shm"] {
+            if let d = FileManager.default.contents(atPath: url.path + suffix) { all.append(d) }
+        }
+        return Data(SHA256.hash(data: all)).base64EncodedString()
+    }
+
+    @Test func createsStoreInWALWithIncrementalVacuumAndReadableTables() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(model)
+        let (journal, autoVacuum, foreignKeys) = try store.database.read { db in
+            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA auto_vacuum"),
+             try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))
+        }
+        #expect(journal == "wal")
+        #expect(autoVacuum == 2)
+        #expect(foreignKeys == 1)
+        let columns = try store.database.read { db in try db.columns(in: "Vehicle").map(\.name) }
+        #expect(columns.contains("colorScheme_primary"))
+        #expect(columns.contains("tailNumber"))
+        #expect(columns.contains("hullLength"))
+        #expect(columns.contains("_entity"))
+        #expect(columns.contains("hangar_id"))
+        #expect(!columns.contains("pilots_id"))
+        let pilotColumns = try store.database.read { db in try db.columns(in: "Pilot").map(\.name) }
+        #expect(pilotColumns.contains("aircraft_id"))
+        #expect(pilotColumns.contains("aircraft_order"))
+        let notNull = try store.database.read { db in try db.columns(in: "Vehicle").filter { $0.isNotNull }.map(\.name) }
+        #expect(notNull.isEmpty)
+        let joinColumns = try store.database.read { db in try db.columns(in: "Aircraft_tags").map(\.name) }
+        #expect(joinColumns == ["source_id", "target_id"])
+        let indexes = try store.database.read { db in try db.indexes(on: "Vehicle").map(\.name) }
+        #expect(indexes.contains("Vehicle_byPrimaryColor"))
+        #expect(indexes.contains("Vehicle_unique_tailNumber"))
+    }
+
+    @Test func metadataIsReadableWithoutWritableOpenAndMatchesModel() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(model)
+        try store.close()
+        let metadata = try PersistentStore.metadata(at: temp.url)
+        #expect(metadata.modelChecksum == model.checksum)
+        #expect(metadata.modelVersion == "Fleet 1")
+        #expect(metadata.entityHashes == model.entityHashes)
+        #expect(metadata.model == model)
+        #expect(metadata.isCompatible(with: model))
+        #expect(metadata.history.map(\.kind) == ["created"])
+        #expect(metadata.deferred.isEmpty)
+        #expect(metadata.storeIdentifier == store.identifier)
+    }
+
+    @Test func reopeningKeepsIdentity() throws {
+        let temp = TemporaryStore()
+        let first = try temp.open(model)
+        let id = first.identifier
+        try first.close()
+        let second = try temp.open(model)
+        #expect(second.identifier == id)
+        #expect(try second.currentMetadata().history.count == 1)
+    }
+
+    @Test func differentModelWithoutMigrationIsRefusedAndNothingIsWritten() throws {
+        let temp = TemporaryStore()
+        try temp.open(model).close()
+        let before = try digest(temp.url)
+        var changed = model
+        changed.version = "Fleet 2"
+        changed.entities[1].attributes.append(Attribute("range", .double))
+        changed.entities[3].attributes.removeAll { $0.name == "weight" }
+        let error = try #require(throws: StoreError.self) { try temp.open(changed) }
+        #expect(error.code == .incompatibleModel)
+        #expect(error.storeVersion == "Fleet 1")
+        #expect(error.modelVersion == "Fleet 2")
+        #expect(error.description.contains("entity 'Aircraft' differs: added range"))
+        #expect(error.description.contains("entity 'Pilot' differs: removed weight"))
+        #expect(error.description.contains("migrat"))
+        #expect(try digest(temp.url) == before)
+    }
+
+    @Test func fileThatIsNotSQLiteIsRefusedUntouched() throws {
+        let temp = TemporaryStore()
+        let text = Data("name,tailNumber\nA320,F-GSPT\n".utf8)
+        try text.write(to: temp.url)
+        let error = try #require(throws: StoreError.self) { try temp.open(model) }
+        #expect(error.code == .notSQLite)
+        #expect(error.offset == 0)
+        #expect(error.description.contains(temp.url.path))
+        #expect(FileManager.default.contents(atPath: temp.url.path) == text)
+        #expect(!FileManager.default.fileExists(atPath: temp.url.path + "-wal"))
+    }
+
+    @Test func truncatedStoreIsRefusedWithOffset() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(model)
+        try store.checkpoint()
+        try store.close()
+        let data = try Data(contentsOf: temp.url)
+        let cut = data.prefix(data.count - 4096)
+        try cut.write(to: temp.url)
+        try? FileManager.default.removeItem(atPath: temp.url.path + "-wal")
+        try? FileManager.default.removeItem(atPath: temp.url.path + "-shm")
+        let error = try #require(throws: StoreError.self) { try temp.open(model) }
+        #expect(error.code == .truncated)
+        #expect(error.offset == cut.count)
+        #expect(try Data(contentsOf: temp.url) == cut)
+
+        try Data(data.prefix(60)).write(to: temp.url)
+        let short = try #require(throws: StoreError.self) { try temp.open(model) }
+        #expect(short.code == .truncated)
+        #expect(short.offset == 60)
+    }
+
+    @Test func corruptSchemaPageIsReportedAsCorrupt() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(model)
+        try store.checkpoint()
+        try store.close()
+        var data = try Data(contentsOf: temp.url)
+        for i in 100..<1024 { data[i] = 0xA5 }
+        try data.write(to: temp.url)
+        let error = try #require(throws: StoreError.self) { try temp.open(model) }
+        #expect(error.code == .corrupt || error.code == .notSQLite)
+        #expect(error.description.contains("backup"))
+        #expect(try Data(contentsOf: temp.url) == data)
+    }
+
+    @Test func sqliteDatabaseThatIsNotAStoreIsRefusedUntouched() throws {
+        let temp = TemporaryStore()
+        let queue = try DatabaseQueue(path: temp.url.path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+            try db.execute(sql: "INSERT INTO customers(name) VALUES ('Ada')")
+        }
+        try queue.close()
+        let before = try digest(temp.url)
+        let error = try #require(throws: StoreError.self) { try temp.open(model) }
+        #expect(error.code == .notAStrataStore)
+        #expect(error.description.contains("customers"))
+        #expect(try digest(temp.url) == before)
+        let journal = try DatabaseQueue(path: temp.url.path).read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        #expect(journal == "delete")
+    }
+
+    @Test func storeLockedByAnotherProcessFailsWithLocked() throws {
+        let temp = TemporaryStore()
+        try temp.open(model).close()
+        // Another process holds an exclusive lock (locking_mode=EXCLUSIVE plus a write).
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [temp.url.path]
+        let input = Pipe()
+        let output = Pipe()
+        sqlite.standardInput = input
+        sqlite.standardOutput = output
+        try sqlite.run()
+        defer { sqlite.terminate(); sqlite.waitUntilExit() }
+        input.fileHandleForWriting.write(Data("PRAGMA locking_mode=EXCLUSIVE;\nBEGIN EXCLUSIVE;\nUPDATE _strata_metadata SET value = value WHERE key = 'modelVersion';\nSELECT 'locked';\n".utf8))
+        _ = output.fileHandleForReading.availableData   // waits for "locked"
+        let error = try #require(throws: StoreError.self) {
+            try temp.open(model, options: StoreOptions(busyTimeout: 0.2))
+        }
+        #expect(error.code == .locked)
+        #expect(error.description.contains("locked"))
+    }
+
+    @Test func missingStoreWithoutCreationIsNotFound() throws {
+        let temp = TemporaryStore()
+        let error = try #require(throws: StoreError.self) { try temp.open(model, options: StoreOptions(createIfMissing: false)) }
+        #expect(error.code == .notFound)
+        #expect(!FileManager.default.fileExists(atPath: temp.url.path))
+        let metadataError = try #require(throws: StoreError.self) { try PersistentStore.metadata(at: temp.url) }
+        #expect(metadataError.code == .notFound)
+    }
+
+    @Test func invalidModelIsRefusedBeforeCreatingAFile() throws {
+        let temp = TemporaryStore()
+        let bad = ObjectModel(version: "Bad", entities: [Entity("A", relationships: [Relationship("b", destination: "Missing")])])
+        let error = try #require(throws: StoreError.self) { try temp.open(bad) }
+        #expect(error.description.contains("Missing"))
+        #expect(!FileManager.default.fileExists(atPath: temp.url.path))
+    }
+
+    @Test func backupWritesAConsistentCopy() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(model)
+        let context = ObjectContext(store: store)
+        let pilot = try context.insert("Pilot")
+        pilot["name"] = "Amelia"
+        try context.save()
+        let copy = temp.directory.file("backup.sqlite")
+        try store.backup(to: copy)
+        let metadata = try PersistentStore.metadata(at: copy)
+        #expect(metadata.modelChecksum == model.checksum)
+        let names = try DatabaseQueue(path: copy.path).strings("SELECT name FROM Pilot")
+        #expect(names == ["Amelia"])
+        let again = try #require(throws: StoreError.self) { try store.backup(to: copy) }
+        #expect(again.description.contains("already exists"))
+    }
+}
