@@ -21,6 +21,9 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidFile
         case unknownVersion
         case emptyModel
+        /// A construct Strata cannot store (a Core Data `Transformable` attribute, an R-tree
+        /// or expression index, …).
+        case unsupportedFeature
     }
 
     public var code: Code
