@@ -60,7 +60,8 @@ struct ObjectContextTests {
         #expect(a["colorScheme.primary"] == "blue")
         #expect(a["colorScheme.tertiary"] == .null)
         try context.save()
-        let loaded = try ObjectContext(store: store).object(with: a.objectID)
+        let reader = ObjectContext(store: store)
+        let loaded = try reader.object(with: a.objectID)
         #expect(loaded[composite: "colorScheme"] == ["primary": "blue", "secondary": "white", "tertiary": .null])
         #expect(try temp.rawQueue().strings("SELECT colorScheme_secondary FROM Vehicle") == ["white"])
         let json = loaded.jsonObject()
@@ -131,21 +132,24 @@ struct ObjectContextTests {
         let context = ObjectContext(store: store)
         let a = try aircraft(context, "F-LOCK")
         try context.save()
-        let first = try ObjectContext(store: store).object(with: a.objectID)
-        let second = try ObjectContext(store: store).object(with: a.objectID)
+        let firstContext = ObjectContext(store: store), secondContext = ObjectContext(store: store)
+        let first = try firstContext.object(with: a.objectID)
+        let second = try secondContext.object(with: a.objectID)
         first["aircraftType"] = "A320"
-        try first.context!.save()
+        try firstContext.save()
         second["aircraftType"] = "B737"
-        let error = try #require(throws: ObjectContextError.self) { try second.context!.save() }
+        let error = try #require(throws: ObjectContextError.self) { try secondContext.save() }
         #expect(error.code == .conflict)
         #expect(error.description.contains("refetch"))
         #expect(try temp.rawQueue().strings("SELECT aircraftType FROM Vehicle") == ["A320"])
         // Deleting a row that changed since it was read is a conflict too.
-        let third = try ObjectContext(store: store).object(with: a.objectID)
+        let thirdContext = ObjectContext(store: store)
+        let third = try thirdContext.object(with: a.objectID)
         first["aircraftType"] = "A321"
-        try first.context!.save()
-        try third.context!.delete(third)
-        #expect(throws: ObjectContextError.self) { try third.context!.save() }
+        try firstContext.save()
+        try thirdContext.delete(third)
+        let deleteConflict = try #require(throws: ObjectContextError.self) { try thirdContext.save() }
+        #expect(deleteConflict.code == .conflict)
     }
 
     @Test func orderedToManyKeepsOrderAndInverse() throws {
@@ -166,7 +170,8 @@ struct ObjectContextTests {
         let bea = try loaded.objects(forRelationship: "pilots")[2]
         try loaded.insertObject(bea, at: 0, intoRelationship: "pilots")
         try fresh.save()
-        let again = try ObjectContext(store: store).object(with: a.objectID)
+        let againContext = ObjectContext(store: store)
+        let again = try againContext.object(with: a.objectID)
         #expect(try again.objects(forRelationship: "pilots").map { $0["name"] } == ["Bea", "Cleo", "Ada"])
         #expect(try temp.rawQueue().strings("SELECT name FROM Pilot ORDER BY aircraft_order") == ["Bea", "Cleo", "Ada"])
 
@@ -198,7 +203,8 @@ struct ObjectContextTests {
         try fresh.object(with: a.objectID).removeObject(jetAgain, fromRelationship: "tags")
         try fresh.save()
         #expect(try temp.rawQueue().read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Aircraft_tags") } == 2)
-        #expect(try ObjectContext(store: store).object(with: jet.objectID).objects(forRelationship: "aircraft").map { $0["tailNumber"] } == ["F-TAH"])
+        let check = ObjectContext(store: store)
+        #expect(try check.object(with: jet.objectID).objects(forRelationship: "aircraft").map { $0["tailNumber"] } == ["F-TAH"])
     }
 
     @Test func deleteRulesCascadeNullifyAndDeny() throws {
@@ -255,7 +261,8 @@ struct ObjectContextTests {
         let boat = try context.insert("Boat", values: ["serial": "B-1", "hullLength": 12.5])
         try context.save()
         #expect(try temp.rawQueue().strings("SELECT _entity FROM Vehicle ORDER BY _pk") == ["Aircraft", "Boat"])
-        let loaded = try ObjectContext(store: store).object(with: ObjectID(entityName: "Vehicle", primaryKey: boat.objectID.primaryKey))
+        let reader = ObjectContext(store: store)
+        let loaded = try reader.object(with: ObjectID(entityName: "Vehicle", primaryKey: boat.objectID.primaryKey))
         #expect(loaded.entity.name == "Boat")
         #expect(loaded["hullLength"] == .double(12.5))
     }
@@ -274,7 +281,8 @@ struct ObjectContextTests {
         let value = Pilot(name: "Bessie", born: Date(timeIntervalSince1970: 1_000_000), license: UUID(), active: false, flights: 12)
         let object = try context.insert(value)
         try context.save()
-        let loaded = try ObjectContext(store: store).object(with: object.objectID)
+        let reader = ObjectContext(store: store)
+        let loaded = try reader.object(with: object.objectID)
         #expect(try loaded.decode(Pilot.self) == value)
     }
 }

@@ -8,12 +8,10 @@ import Testing
 struct StoreTests {
     let model = TestModels.fleet
 
+    /// SHA-256 of the main database file (a read-only WAL reader may create empty -wal/-shm
+    /// side files, as SQLite does; the database file itself must not change).
     private func digest(_ url: URL) throws -> String {
-        var all = Data()
-        for suffix in ["", "-wal", "-shm"] {
-            if let d = FileManager.default.contents(atPath: url.path + suffix) { all.append(d) }
-        }
-        return Data(SHA256.hash(data: all)).base64EncodedString()
+        Data(SHA256.hash(data: try Data(contentsOf: url))).base64EncodedString()
     }
 
     @Test func createsStoreInWALWithIncrementalVacuumAndReadableTables() throws {
@@ -152,10 +150,10 @@ struct StoreTests {
         #expect(journal == "delete")
     }
 
-    @Test func storeLockedByAnotherProcessFailsWithLocked() throws {
+    @Test func writeLockHeldByAnotherProcessFailsSaveWithLockedAndLosesNothing() throws {
         let temp = TemporaryStore()
         try temp.open(model).close()
-        // Another process holds an exclusive lock (locking_mode=EXCLUSIVE plus a write).
+        // Another process holds the write lock (an open IMMEDIATE transaction).
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         sqlite.arguments = [temp.url.path]
@@ -164,14 +162,24 @@ struct StoreTests {
         sqlite.standardInput = input
         sqlite.standardOutput = output
         try sqlite.run()
-        defer { sqlite.terminate(); sqlite.waitUntilExit() }
-        input.fileHandleForWriting.write(Data("PRAGMA locking_mode=EXCLUSIVE;\nBEGIN EXCLUSIVE;\nUPDATE _strata_metadata SET value = value WHERE key = 'modelVersion';\nSELECT 'locked';\n".utf8))
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nUPDATE _strata_metadata SET value = value WHERE key = 'modelVersion';\nSELECT 'locked';\n".utf8))
         _ = output.fileHandleForReading.availableData   // waits for "locked"
-        let error = try #require(throws: StoreError.self) {
-            try temp.open(model, options: StoreOptions(busyTimeout: 0.2))
-        }
-        #expect(error.code == .locked)
+        // WAL: readers are not blocked, so the store opens and reads…
+        let store = try temp.open(model, options: StoreOptions(busyTimeout: 0.2))
+        let context = ObjectContext(store: store)
+        #expect(try context.count("Pilot") == 0)
+        // …but a save cannot take the write lock.
+        _ = try context.insert("Pilot", values: ["name": "Ada"])
+        let error = try #require(throws: ObjectContextError.self) { try context.save() }
+        #expect(error.code == .store)
+        #expect(error.storeError?.code == .locked)
+        #expect(error.description.contains(temp.url.path))
         #expect(error.description.contains("locked"))
+        // Once the other process is gone, the same unsaved changes save.
+        input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
+        sqlite.waitUntilExit()
+        try context.save()
+        #expect(try temp.rawQueue().strings("SELECT name FROM Pilot") == ["Ada"])
     }
 
     @Test func missingStoreWithoutCreationIsNotFound() throws {

@@ -27,7 +27,9 @@ public struct Attribute: Sendable, Hashable {
         self.name = name
         self.type = type
         self.isOptional = isOptional
-        self.defaultValue = defaultValue
+        // Literals in code (`defaultValue: 0` for a double) take the attribute's type; a value
+        // that does not convert is kept as given, for validation to report.
+        self.defaultValue = defaultValue.map { $0.coerced(to: type) ?? $0 }
         self.renamingIdentifier = renamingIdentifier
         self.userInfo = userInfo
     }

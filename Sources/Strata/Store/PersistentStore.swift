@@ -197,7 +197,8 @@ public final class PersistentStore: Sendable {
             throw StoreError(.sqlite, path: path, "backup destination \(destination.path) already exists; choose a new path")
         }
         do {
-            try database.read { db in try db.execute(sql: "VACUUM INTO ?", arguments: [destination.path]) }
+            // A reader connection outside any transaction: writers keep going during the copy.
+            try database.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [destination.path]) }
         } catch {
             throw StoreError.from(error, path: path, while: "backing up to \(destination.path)")
         }
