@@ -25,7 +25,7 @@ extension PredicateCompiler {
             if rightIsList {
                 throw fail(.syntax, "a list can only follow IN or BETWEEN, not \(op.rawValue)", site(of: r, c))
             }
-            throw fail(.syntax, "\(op.rawValue) needs a list on its right\(op == .in ? " (or a to-many keypath)" : ""); \(describe(r)) is not one", site(of: r, c), keyPath: r.keyPath)
+            throw fail(.syntax, "\(op.rawValue) needs a list on its right\(op == .in ? " (or a to-many keypath)" : ""); \(noun(r)) is not one", site(of: r, c), keyPath: r.keyPath)
         }
 
         // [c] and [d] apply to strings.
@@ -41,7 +41,7 @@ extension PredicateCompiler {
         // constant to the keypath's stored form.
         if !l.isConstant, !r.isConstant {
             guard comparable(l, r) else {
-                throw fail(.typeMismatch, "cannot compare \(describe(l)) with \(describe(r))", operatorSite, keyPath: l.keyPath)
+                throw fail(.typeMismatch, "cannot compare \(noun(l)) with \(noun(r))", operatorSite, keyPath: l.keyPath)
             }
         } else if !l.isConstant {
             r = try coerce(r, to: l, c)
@@ -111,7 +111,7 @@ extension PredicateCompiler {
             case .constant(.string):
                 continue
             case .constant(let v):
-                throw fail(.typeMismatch, "\(op.rawValue) compares strings; it cannot take a \(v.kindName) value", site(of: t, c))
+                throw fail(.typeMismatch, "\(op.rawValue) compares strings; it cannot take \(Self.article(v.kindName)) value", site(of: t, c))
             default:
                 guard isText(t) else {
                     throw fail(.invalidOperator, "\(op.rawValue) compares strings, but \(describe(t))", site(of: t, c), keyPath: t.keyPath)
@@ -194,7 +194,7 @@ extension PredicateCompiler {
         if case .object(let destination) = target.kind {
             guard case .int = v else {
                 let name = target.keyPath.map { $0.isEmpty || $0 == "self" ? "the object itself" : "'\($0)', a to-one relationship to '\(destination)'," } ?? "an object"
-                throw fail(.typeMismatch, "\(name) can only be compared with nil or an object's primary key (an integer), not a \(v.kindName) value", site, keyPath: target.keyPath)
+                throw fail(.typeMismatch, "\(name) can only be compared with nil or an object's primary key (an integer), not \(Self.article(v.kindName)) value", site, keyPath: target.keyPath)
             }
             return v
         }
@@ -202,7 +202,12 @@ extension PredicateCompiler {
         if let converted = v.coerced(to: type) { return converted }
         // A number outside an integer type's precision or range still compares numerically.
         if type.isNumeric, v.doubleValue != nil { return v }
-        throw fail(.typeMismatch, "\(describe(target)); it cannot be compared with a \(v.kindName) value. Pass a \(Self.swiftTypeName(type)) (or nil)", site, keyPath: target.keyPath)
+        throw fail(.typeMismatch, "\(describe(target)); it cannot be compared with \(Self.article(v.kindName)) value. Pass \(Self.article(Self.swiftTypeName(type))) (or nil)", site, keyPath: target.keyPath)
+    }
+
+    /// `a String`, `an Integer`.
+    static func article(_ word: String) -> String {
+        (word.first.map { "AEIOaeio".contains($0) } ?? false ? "an " : "a ") + word
     }
 
     private static func swiftTypeName(_ type: AttributeType) -> String {
@@ -243,7 +248,7 @@ extension PredicateCompiler {
         SQLFragment(l.sql.sql + op + r.sql.sql, l.sql.arguments + r.sql.arguments)
     }
 
-    /// `'age' is an int64 attribute of 'Person'`, `the constant String value`, …
+    /// `'age' is an int64 attribute of 'Person'`, `the String value`, …
     func describe(_ t: Term) -> String {
         switch t.kind {
         case .constant(let v): return "the \(v.kindName) value"
@@ -252,11 +257,23 @@ extension PredicateCompiler {
             guard let k = t.keyPath, !k.isEmpty, k != "self" else { return "the object itself (a \(destination))" }
             return "'\(k)' is a to-one relationship to '\(destination)'"
         case .expression:
-            let k = t.keyPath ?? "?"
-            let of = t.entity.map { " of '\($0)'" } ?? ""
-            if k.contains("@") { return "'\(k)' is a \(t.type?.rawValue ?? "") collection value" }
-            return "'\(k)' is a \(t.type?.rawValue ?? "") attribute\(of)"
+            return "'\(t.keyPath ?? "?")' is \(kind(of: t))"
         }
+    }
+
+    /// `'age' (an int64 attribute of 'Person')`.
+    private func noun(_ t: Term) -> String {
+        switch t.kind {
+        case .expression: return "'\(t.keyPath ?? "?")' (\(kind(of: t)))"
+        case .object(let destination): return "'\(t.keyPath ?? "self")' (an object of '\(destination)')"
+        default: return describe(t)
+        }
+    }
+
+    private func kind(of t: Term) -> String {
+        let type = t.type?.rawValue ?? "untyped"
+        if t.keyPath?.contains("@") == true { return "\(Self.article(type)) collection value" }
+        return "\(Self.article(type)) attribute" + (t.entity.map { " of '\($0)'" } ?? "")
     }
 
     private func site(of t: Term, _ c: PredicateComparison) -> ErrorSite {

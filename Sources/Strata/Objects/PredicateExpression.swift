@@ -183,7 +183,7 @@ extension PredicateOperand: CustomStringConvertible {
         case .string(let s): return quote(s)
         case .int(let i): return String(i)
         case .double(let d): return d.isFinite ? String(d) : quote(String(d))
-        case .decimal(let d): return "\(d)"
+        case .decimal(let d): return quote("\(d)")
         case .bool(let b): return b ? "TRUE" : "FALSE"
         case .date(let d): return quote(Value.isoString(d))
         case .data(let d): return quote("<\(d.count) bytes>")

@@ -82,7 +82,7 @@ struct PredicateParser {
         }
         if matchKeyword("TRUEPREDICATE") { return .constant(true) }
         if matchKeyword("FALSEPREDICATE") { return .constant(false) }
-        if case .end = current.kind {
+        if current.kind == .end || current.kind == .symbol(")") {
             throw error(.syntax, "expected a predicate; write a comparison such as name == %@ or TRUEPREDICATE", at: current)
         }
         return try parseComparison()
@@ -295,7 +295,7 @@ struct PredicateParser {
 
     private static func describe(_ operand: PredicateOperand) -> String {
         switch operand {
-        case .value(let v): return "a \(v.kindName)"
+        case .value(let v): return PredicateCompiler.article(v.kindName)
         case .list: return "a list"
         case .keyPath: return "a keypath"
         }
@@ -311,6 +311,9 @@ struct PredicateParser {
                 throw error(.syntax, "the number \(text) is not a valid 64-bit integer", at: token)
             }
             return .int(value)
+        }
+        guard lower.allSatisfy({ $0.isNumber || $0 == "." || $0 == "e" || $0 == "+" || $0 == "-" }) else {
+            throw error(.syntax, "'\(text)' is not a valid number; separate names from numbers with a space or an operator", at: token)
         }
         if !lower.contains(where: { $0 == "." || $0 == "e" }) {
             guard let value = Int64((negative ? "-" : "") + text) else {
