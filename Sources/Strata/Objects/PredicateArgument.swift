@@ -1,0 +1,68 @@
+import Foundation
+
+/// A value that can be passed to a predicate format: for `%@`, `%d`, `%f` (a constant), `%K`
+/// (a `String` naming a keypath), or, for arrays and sets, the list of `IN` and `BETWEEN`.
+///
+/// Every ``ValueConvertible`` type is an argument (`String`, the integer types, `Double`,
+/// `Float`, `Decimal`, `Bool`, `Date`, `Data`, `UUID`, `URL`, ``Value``), as are optionals,
+/// arrays and sets of arguments.
+///
+/// ```swift
+/// try Predicate(format: "tailNumber IN %@", ["F-GSPT", "F-HBXA"])
+/// try Predicate(format: "%K BETWEEN %@", "flightHours", [100, 200])
+/// ```
+public protocol PredicateArgument: Sendable {
+    /// The argument as a predicate operand: `.value` for a single value, `.list` for a collection.
+    var predicateOperand: PredicateOperand { get }
+}
+
+extension PredicateArgument where Self: ValueConvertible {
+    public var predicateOperand: PredicateOperand { .value(strataValue) }
+}
+
+extension Value: PredicateArgument {}
+extension String: PredicateArgument {}
+extension Substring: PredicateArgument {}
+extension Int: PredicateArgument {}
+extension Int16: PredicateArgument {}
+extension Int32: PredicateArgument {}
+extension Int64: PredicateArgument {}
+extension Double: PredicateArgument {}
+extension Float: PredicateArgument {}
+extension Decimal: PredicateArgument {}
+extension Bool: PredicateArgument {}
+extension Date: PredicateArgument {}
+extension Data: PredicateArgument {}
+extension UUID: PredicateArgument {}
+extension URL: PredicateArgument {}
+
+extension Optional: PredicateArgument where Wrapped: PredicateArgument {
+    public var predicateOperand: PredicateOperand { self?.predicateOperand ?? .value(.null) }
+}
+
+extension Array: PredicateArgument where Element: PredicateArgument {
+    public var predicateOperand: PredicateOperand { .list(map(\.predicateOperand)) }
+}
+
+extension Set: PredicateArgument where Element: PredicateArgument {
+    /// The elements in a stable order (by their format rendering), so that equal sets give
+    /// equal predicates and the same SQL.
+    public var predicateOperand: PredicateOperand {
+        .list(map(\.predicateOperand).sorted { $0.description < $1.description })
+    }
+}
+
+extension ContiguousArray: PredicateArgument where Element: PredicateArgument {
+    public var predicateOperand: PredicateOperand { .list(map(\.predicateOperand)) }
+}
+
+/// A heterogeneous list argument: `PredicateList([1, "two", nil as String?])`.
+public struct PredicateList: PredicateArgument, Hashable {
+    public var elements: [PredicateOperand]
+    public init(_ elements: [any PredicateArgument]) { self.elements = elements.map(\.predicateOperand) }
+    public var predicateOperand: PredicateOperand { .list(elements) }
+}
+
+extension PredicateOperand: PredicateArgument {
+    public var predicateOperand: PredicateOperand { self }
+}
