@@ -112,7 +112,7 @@ struct MigrationPlanTests {
         let plan = try MigrationPlan.infer(from: change.source, to: change.destination)
         #expect(plan.synchronous.isEmpty)
         let rewrite = try #require(plan.deferrable.first { Self.kindName($0.kind) == "rewriteTable" })
-        #expect(rewrite.summary.contains("drop column photo (attribute removed in Aircraft 2)"))
+        #expect(rewrite.summary.contains("drop column photo (attribute Aircraft.photo removed in Aircraft 2)"))
         guard case .rewriteTable(let payload) = rewrite.kind else { Issue.record("not a rewrite"); return }
         #expect(payload.droppedColumns == ["photo"])
         #expect(payload.table == "Aircraft" && payload.columns.contains("tailNumber") && !payload.columns.contains("photo"))

@@ -117,8 +117,8 @@ extension LightweightInference {
                 matchedLive.insert(renamed.name)
                 deferred.append(MigrationOperation(.rebuildIndex(oldName: renamed.name, spec(index, ifNotExists: true)), deferrable: true,
                                                    summary: "rebuild index \(renamed.name) as \(index.name) on \(index.table) (\(describe(index)); renamed)"))
-            } else if same != nil {
-                deferred.append(MigrationOperation(.createIndex(spec(index, ifNotExists: true)), deferrable: true,
+            } else if let same {
+                deferred.append(MigrationOperation(.rebuildIndex(oldName: same.name, spec(index, ifNotExists: false)), deferrable: true,
                                                    summary: "rebuild index \(index.name) on \(index.table) (\(describe(index)) changed)"))
             } else {
                 deferred.append(MigrationOperation(.createIndex(spec(index, ifNotExists: true)), deferrable: true,
@@ -136,7 +136,9 @@ extension LightweightInference {
         if index.isUnique {
             synchronous.append(MigrationOperation(.dropIndex(name: index.name, table: index.table), deferrable: false,
                                                   summary: "drop unique index \(index.name) on \(index.table) (uniqueness constraint removed or changed)"))
-        } else if rewriteReasons[index.table] == nil {
+        } else if rewriteReasons[index.table] != nil {
+            rewriteReasons[index.table, default: []].append("drop index \(index.name) (no longer in the model)")
+        } else {
             deferred.insert(MigrationOperation(.dropIndex(name: index.name, table: index.table), deferrable: true,
                                                summary: "drop index \(index.name) on \(index.table) (no longer in the model)"), at: 0)
         }
