@@ -74,7 +74,10 @@ struct ModelMatching: Sendable {
     /// - Throws: when the source property is of another kind (an attribute that became a relationship…).
     func sourceProperty(entity: String, name: String, renamingIdentifier: String?, kind: PropertyKind) throws(MigrationError) -> SourceProperty? {
         let candidates = candidateSourceEntities(for: entity)
-        let names = [renamingIdentifier, name].compactMap { $0 }
+        var names = [renamingIdentifier, name].compactMap { $0 }
+        // Explicit renaming identifiers win: a name claimed by another property's identifier
+        // does not match by equality.
+        if renamingIdentifier != name && explicitlyClaimed(name, in: entity, except: renamingIdentifier) { names.removeAll { $0 == name } }
         for wanted in names {
             for candidate in candidates {
                 guard let found = Self.kind(of: wanted, in: candidate) else { continue }
@@ -85,6 +88,17 @@ struct ModelMatching: Sendable {
             }
         }
         return nil
+    }
+
+    /// Whether another property of `entity`'s destination hierarchy names `name` as its renaming identifier.
+    private func explicitlyClaimed(_ name: String, in entity: String, except: String?) -> Bool {
+        guard let root = destination.rootEntity(of: entity) else { return false }
+        for e in destination.hierarchy(of: root.name) {
+            let ids = e.attributes.map { ($0.name, $0.renamingIdentifier) } + e.composites.map { ($0.name, $0.renamingIdentifier) }
+                + e.relationships.map { ($0.name, $0.renamingIdentifier) }
+            if ids.contains(where: { $0.1 == name && $0.0 != name }) { return true }
+        }
+        return false
     }
 
     /// The source keypath of a destination attribute keypath (`name` or `composite.element…`)

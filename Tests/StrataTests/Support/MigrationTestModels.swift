@@ -259,6 +259,47 @@ enum MigrationTestModels {
             seed: [baseSeed[0], #"INSERT INTO "Aircraft" ("_pk", "tailNumber", "owner_id") VALUES (1, 'A', 2)"#],
             expectedOperations: [("addColumn", false), ("populateForeignKey", false)],
             checks: [(#"SELECT "_pk", "plane_id" FROM "Owner" ORDER BY 1"#, ["1|NULL", "2|1"])]),
+        MigrationCase(
+            name: "rename sub-entity in a shared table", source: model("Aircraft 1", [Entity("Vehicle", attributes: [Attribute("make", .string)]), Entity("Car", parent: "Vehicle")]),
+            destination: model("Aircraft 2", [Entity("Vehicle", attributes: [Attribute("make", .string)]), Entity("Automobile", parent: "Vehicle", renamingIdentifier: "Car")]),
+            seed: [#"INSERT INTO "Vehicle" ("_pk", "_entity", "make") VALUES (1, 'Car', 'VW'), (2, 'Vehicle', 'X')"#],
+            expectedOperations: [("renameEntityValues", false)],
+            checks: [(#"SELECT "_pk", "_entity" FROM "Vehicle" ORDER BY 1"#, ["1|Automobile", "2|Vehicle"])]),
+        MigrationCase(
+            name: "rename entity with a join table", source: manyToMany(ordered: true, version: "Aircraft 1"),
+            destination: model("Aircraft 2", [
+                Entity("Plane", attributes: [Attribute("tailNumber", .string)], relationships: [Relationship("crew", destination: "Pilot", inverse: "aircraft", toMany: true, ordered: true)], renamingIdentifier: "Aircraft"),
+                Entity("Pilot", attributes: [Attribute("name", .string)], relationships: [Relationship("aircraft", destination: "Plane", inverse: "crew", toMany: true)]),
+            ]),
+            seed: manyToManySeed(ordered: true),
+            expectedOperations: [("renameTable", false), ("createJoinTable", false), ("copyRows", false), ("dropTable", true)],
+            checks: [(#"SELECT "target_id", "source_id", "target_order" FROM "Pilot_aircraft" ORDER BY 1, 2"#, ["1|1|0", "1|2|1", "2|2|0"])]),
+        MigrationCase(
+            name: "swap two attribute names and reuse a renamed name", source: base,
+            destination: model("Aircraft 2", [aircraft(attributes: [
+                Attribute("seats", .string, isOptional: false, renamingIdentifier: "tailNumber"),
+                Attribute("tailNumber", .int16, renamingIdentifier: "seats"),
+                Attribute("photo", .string),
+                Attribute("picture", .data, renamingIdentifier: "photo"),
+            ], indexes: [Index("byTail", keyPaths: ["seats"])]), owner()]),
+            seed: baseSeed,
+            expectedOperations: [("renameColumn", false), ("addColumn", false), ("rewriteTable", true)],
+            checks: [(#"SELECT "_pk", "seats", "tailNumber", "photo", "picture" FROM "Aircraft" ORDER BY 1"#, ["1|F-GSPT|4|NULL|x01", "2|D-EABC|NULL|NULL|NULL", "3|N123|2|NULL|NULL"])]),
+        MigrationCase(
+            name: "sub-entity with a many-to-many becomes a root", source: model("Aircraft 1", [
+                Entity("Vehicle", attributes: [Attribute("make", .string)]),
+                Entity("Glider", parent: "Vehicle", relationships: [Relationship("pilots", destination: "Pilot", inverse: "gliders", toMany: true)]),
+                Entity("Pilot", relationships: [Relationship("gliders", destination: "Glider", inverse: "pilots", toMany: true)]),
+            ]),
+            destination: model("Aircraft 2", [
+                Entity("Vehicle", attributes: [Attribute("make", .string)]),
+                Entity("Glider", attributes: [Attribute("make", .string)], relationships: [Relationship("pilots", destination: "Pilot", inverse: "gliders", toMany: true)]),
+                Entity("Pilot", relationships: [Relationship("gliders", destination: "Glider", inverse: "pilots", toMany: true)]),
+            ]),
+            seed: [#"INSERT INTO "Vehicle" ("_pk", "_entity", "make") VALUES (1, 'Vehicle', 'X'), (2, 'Glider', 'G')"#, #"INSERT INTO "Pilot" ("_pk") VALUES (7)"#,
+                   #"INSERT INTO "Glider_pilots" ("source_id", "target_id") VALUES (2, 7)"#],
+            expectedOperations: [("createTable", false), ("copyRows", false), ("deleteRows", false), ("dropTable", true)],
+            checks: [(#"SELECT "source_id", "target_id" FROM "Glider_pilots""#, ["2|7"]), (#"SELECT "_pk", "make" FROM "Glider""#, ["2|G"])]),
     ]
 
     static func manyToMany(ordered: Bool, version: String) -> ObjectModel {
@@ -306,8 +347,8 @@ enum MigrationTestModels {
             owner(Relationship("aircraft", destination: "Aircraft", inverse: "owner"))]),
             code: .notInferable, entity: "Owner", property: "aircraft", mentions: ["to-many -> to-one", "staged migration"]),
         Refusal(name: "ambiguous rename", destination: model("Aircraft 2", [aircraft(attributes: [
-            Attribute("tailNumber", .string, isOptional: false), Attribute("registration", .string, renamingIdentifier: "tailNumber"), Attribute("seats", .int16), Attribute("photo", .data),
-        ]), owner()]), code: .ambiguousRename, entity: "Aircraft", property: "registration", mentions: ["tailNumber", "registration"]),
+            Attribute("callSign", .string, renamingIdentifier: "tailNumber"), Attribute("registration", .string, renamingIdentifier: "tailNumber"), Attribute("seats", .int16), Attribute("photo", .data),
+        ], indexes: []), owner()]), code: .ambiguousRename, entity: "Aircraft", property: "registration", mentions: ["tailNumber", "registration", "callSign"]),
         Refusal(name: "merge two tables under a new parent", destination: model("Aircraft 2", [
             Entity("Thing"), aircraft(parent: "Thing"), Entity("Owner", parent: "Thing", attributes: [Attribute("name", .string)], relationships: [Relationship("aircraft", destination: "Aircraft", inverse: "owner", toMany: true)]),
         ]), code: .notInferable, entity: "Owner", property: nil, mentions: ["merg", "staged migration"]),
