@@ -1,0 +1,72 @@
+import Foundation
+
+/// A migration that cannot be inferred or run: raised before anything is written.
+///
+/// The message names the model versions, the entity, the property, the change, and says
+/// what to do instead:
+///
+/// ```text
+/// cannot migrate 'Aircraft 1' -> 'Aircraft 2': entity 'Aircraft', property 'seats':
+/// change int64 -> int16: a narrowing type change can lose values; use a staged migration
+/// with a custom stage (see docs/Migration.md)
+/// ```
+public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of problem this is. Extensible: new codes may be added.
+    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The change is outside what lightweight inference can do (see docs/Migration.md).
+        public static let notInferable = Code(rawValue: "notInferable")
+        /// An attribute's type changes in a way that can lose values (narrowing, String -> Int…).
+        public static let incompatibleTypeChange = Code(rawValue: "incompatibleTypeChange")
+        /// Two destination entities or properties claim the same source through renaming identifiers.
+        public static let ambiguousRename = Code(rawValue: "ambiguousRename")
+        /// A non-optional attribute of an existing entity has no default for the rows already stored.
+        public static let missingDefault = Code(rawValue: "missingDefault")
+        /// A new uniqueness constraint is violated by rows already stored.
+        public static let uniquenessViolation = Code(rawValue: "uniquenessViolation")
+        /// An invalid model was given.
+        public static let invalidModel = Code(rawValue: "invalidModel")
+    }
+
+    public var code: Code
+    public var sourceVersion: String?
+    public var destinationVersion: String?
+    public var entity: String?
+    public var property: String?
+    /// The change, in words: `"int64 -> int16"`, `"to-many -> to-one"`.
+    public var change: String?
+    /// Why it is refused and what to do, without the location (see ``description``).
+    public var reason: String
+
+    public init(
+        _ code: Code, _ reason: String, sourceVersion: String? = nil, destinationVersion: String? = nil,
+        entity: String? = nil, property: String? = nil, change: String? = nil
+    ) {
+        self.code = code
+        self.reason = reason
+        self.sourceVersion = sourceVersion
+        self.destinationVersion = destinationVersion
+        self.entity = entity
+        self.property = property
+        self.change = change
+    }
+
+    /// The advice appended to refusals that a staged migration can handle.
+    public static let stagedAdvice = "use a staged migration with a custom stage (see docs/Migration.md)"
+
+    public var description: String {
+        var text = "cannot migrate"
+        if sourceVersion != nil || destinationVersion != nil {
+            text += " '\(sourceVersion ?? "?")' -> '\(destinationVersion ?? "?")'"
+        }
+        var location: [String] = []
+        if let entity { location.append("entity '\(entity)'") }
+        if let property { location.append("property '\(property)'") }
+        if let change { location.append("change \(change)") }
+        if !location.isEmpty { text += ": " + location.joined(separator: ", ") }
+        return text + ": " + reason
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+
+/// The operations that migrate a store from one model version to another, in order, each
+/// marked synchronous or deferrable.
+///
+/// ```swift
+/// let plan = try MigrationPlan.infer(from: v1, to: v2)
+/// for op in plan.synchronous { … }   // run in one transaction at open
+/// for op in plan.deferrable { … }    // cleanup: recorded in the deferred ledger, finished later
+/// ```
+///
+/// Synchronous operations come first and make the store correct for the destination model;
+/// the deferrable ones only reclaim space, restore the exact destination schema and build
+/// indexes. Inference never touches a database: a change it cannot infer throws a
+/// ``MigrationError`` before anything is written. See `docs/Migration.md`.
+public struct MigrationPlan: Sendable, Hashable, Codable {
+    public var sourceChecksum: String
+    public var destinationChecksum: String
+    public var sourceVersion: String
+    public var destinationVersion: String
+    public var operations: [MigrationOperation]
+
+    public init(
+        sourceChecksum: String, destinationChecksum: String, sourceVersion: String, destinationVersion: String,
+        operations: [MigrationOperation]
+    ) {
+        self.sourceChecksum = sourceChecksum
+        self.destinationChecksum = destinationChecksum
+        self.sourceVersion = sourceVersion
+        self.destinationVersion = destinationVersion
+        self.operations = operations
+    }
+
+    /// The operations needed for the destination model to be correct, in order.
+    public var synchronous: [MigrationOperation] { operations.filter { !$0.isDeferrable } }
+    /// Cleanup that may run later, in order.
+    public var deferrable: [MigrationOperation] { operations.filter(\.isDeferrable) }
+    /// Whether there is nothing to do (the models have the same storage, or only metadata changed).
+    public var isEmpty: Bool { operations.isEmpty }
+
+    /// Infers a lightweight migration from `source` to `destination`.
+    ///
+    /// Both models must be valid. Identical models (same checksum) give an empty plan.
+    /// - Throws: ``MigrationError`` naming the entity, property and change that cannot be inferred.
+    public static func infer(from source: ObjectModel, to destination: ObjectModel) throws(MigrationError) -> MigrationPlan {
+        for model in [source, destination] {
+            if let error = model.validationErrors().first {
+                throw MigrationError(.invalidModel, "the model is not valid: \(error); fix the model first",
+                                     sourceVersion: source.version, destinationVersion: destination.version,
+                                     entity: error.entity, property: error.property)
+            }
+        }
+        var plan = MigrationPlan(sourceChecksum: source.checksum, destinationChecksum: destination.checksum,
+                                 sourceVersion: source.version, destinationVersion: destination.version, operations: [])
+        guard plan.sourceChecksum != plan.destinationChecksum else { return plan }
+        var inference = try LightweightInference(source: source, destination: destination)
+        plan.operations = try inference.plan()
+        return plan
+    }
+
+    /// Runs the plan on `db` without online batching: the synchronous operations in one
+    /// transaction, then (when `includingDeferrable`) each deferrable operation in its own
+    /// transaction, with `foreign_keys` off around the ones that need it.
+    ///
+    /// `db` must not be inside a transaction (`PRAGMA foreign_keys` cannot change in one).
+    /// The store's metadata (checksum, ledger) is not touched: that is the opener's job.
+    public func apply(to db: Database, includingDeferrable: Bool = true) throws {
+        precondition(!db.isInsideTransaction, "MigrationPlan.apply must run outside a transaction")
+        try db.inTransaction {
+            for op in synchronous { try op.execute(in: db) }
+            return .commit
+        }
+        guard includingDeferrable else { return }
+        for op in deferrable {
+            if op.requiresForeignKeysOff {
+                let wasOn = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                defer { if wasOn { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+                try db.inTransaction {
+                    try op.execute(in: db)
+                    return .commit
+                }
+            } else if case .incrementalVacuum = op.kind {
+                try op.execute(in: db)
+            } else {
+                try db.inTransaction {
+                    try op.execute(in: db)
+                    return .commit
+                }
+            }
+        }
+    }
+}
+
+extension MigrationPlan: CustomStringConvertible {
+    /// One line per operation: `SYNC     add column Aircraft.seats …` / `DEFERRED …`.
+    public var description: String {
+        var lines = ["migration '\(sourceVersion)' -> '\(destinationVersion)' (\(synchronous.count) synchronous, \(deferrable.count) deferrable)"]
+        for op in operations { lines.append("\(op.isDeferrable ? "DEFERRED" : "SYNC    ") \(op.summary)") }
+        return lines.joined(separator: "\n")
+    }
+}
