@@ -60,6 +60,14 @@ public enum ModelFile {
     /// Decodes a model file without validating the model: syntax and format errors only.
     /// Use ``ObjectModel/validationErrors()`` on the result to list every model problem at once.
     public static func decodeUnvalidated(_ data: Data, format: ModelFileFormat, file: String? = nil) throws(ModelError) -> ObjectModel {
+        let (model, problems) = try decodeCollectingProblems(data, format: format, file: file)
+        if let first = problems.first { throw first }
+        return model
+    }
+
+    /// Decodes a model file; problems that do not stop decoding (defaults of the wrong type)
+    /// are returned with the model, each naming the file and version.
+    static func decodeCollectingProblems(_ data: Data, format: ModelFileFormat, file: String?) throws(ModelError) -> (ObjectModel, [ModelError]) {
         func attach(_ error: ModelError, version: String?) -> ModelError {
             var e = error
             e.file = e.file ?? file
@@ -81,9 +89,10 @@ public enum ModelFile {
             let place = error.line.map { "line \($0): " } ?? ""
             throw attach(ModelError(.invalidFile, place + error.message), version: nil)
         }
-        var decoder = ModelFileDecoder(file: file)
+        let decoder = ModelFileDecoder(file: file)
         do {
-            return try decoder.decodeModel(root)
+            let model = try decoder.decodeModel(root)
+            return (model, decoder.problems.map { attach($0, version: model.version) })
         } catch {
             throw attach(error, version: decoder.version)
         }
@@ -109,6 +118,9 @@ public enum ModelFile {
     ///
     /// Errors name the file by `url.path`.
     public static func load(contentsOf url: URL) throws(ModelError) -> ObjectModel {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ModelError(.unreadableFile, "no such file or directory", file: url.path)
+        }
         let ext = url.pathExtension.lowercased()
         switch ext {
         case "xcdatamodel":

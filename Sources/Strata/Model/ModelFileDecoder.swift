@@ -5,9 +5,15 @@ import Foundation
 ///
 /// Every mapping is checked against the keys its place allows: an unknown key is an error,
 /// with a suggestion when it looks like a typo of a known one.
-struct ModelFileDecoder {
+///
+/// Defaults of the wrong type do not stop decoding: they are collected in ``problems`` (and the
+/// attribute gets no default), so that a validating caller can report them together with the
+/// model's other problems.
+final class ModelFileDecoder {
     let file: String?
     private(set) var version: String?
+    /// Problems found that did not stop decoding (defaults of the wrong type), in file order.
+    private(set) var problems: [ModelError] = []
 
     init(file: String?) { self.file = file }
 
@@ -32,7 +38,7 @@ struct ModelFileDecoder {
 
     // MARK: - Model
 
-    mutating func decodeModel(_ root: ModelFileNode) throws(ModelError) -> ObjectModel {
+    func decodeModel(_ root: ModelFileNode) throws(ModelError) -> ObjectModel {
         let top = try mapping(root, what: "the model file", at: Location(path: "top level"))
         try top.checkKeys(Self.modelKeys, in: "the model file")
         let versionName = try string(top.required("version", in: "the model file"), at: top.location(for: "version"))
@@ -102,7 +108,7 @@ struct ModelFileDecoder {
         let type = try Self.attributeType(named: typeName, at: loc, line: typeNode.line)
         var attribute = Attribute(name, type)
         attribute.isOptional = try f["optional"].map { n throws(ModelError) in try bool(n, at: loc.appending("optional")) } ?? true
-        if let d = f["default"] { attribute.defaultValue = try defaultValue(d, type: type, at: loc.appending("default")) }
+        if let d = f["default"] { attribute.defaultValue = defaultValue(d, type: type, at: loc.appending("default")) }
         attribute.renamingIdentifier = try f["renamingIdentifier"].map { n throws(ModelError) in try string(n, at: loc.appending("renamingIdentifier")) }
         attribute.userInfo = try f["userInfo"].map { n throws(ModelError) in try userInfo(n, at: loc.appending("userInfo")) } ?? [:]
         return attribute
@@ -276,7 +282,7 @@ struct ModelFileDecoder {
     ///
     /// Numbers and booleans are written as such; dates as ISO 8601 strings (or seconds since
     /// 1970); UUIDs, URIs and decimals as strings (decimals also as numbers); data as base64.
-    func defaultValue(_ node: ModelFileNode, type: AttributeType, at location: Location) throws(ModelError) -> Value? {
+    func defaultValue(_ node: ModelFileNode, type: AttributeType, at location: Location) -> Value? {
         if node.isNull { return nil }
         let value: Value?
         switch (node.content, type) {
@@ -298,7 +304,8 @@ struct ModelFileDecoder {
         default: value = nil
         }
         guard let value else {
-            throw location.error(.invalidDefault, "default \(node.kindDescription) is not a valid \(type.rawValue): \(Self.defaultHint(for: type))", line: node.line)
+            problems.append(location.error(.invalidDefault, "default \(node.kindDescription) is not a valid \(type.rawValue): \(Self.defaultHint(for: type))", line: node.line))
+            return nil
         }
         return value
     }

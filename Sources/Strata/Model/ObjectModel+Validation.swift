@@ -63,6 +63,31 @@ extension ObjectModel {
                 seen[column.name] = seen[column.name] ?? column
             }
         }
+        // Relationship columns are added once per name (inherited relationships resolve to the
+        // same column), so a relationship column whose name is already taken by something else
+        // does not appear twice in the layout: look for it explicitly.
+        for entity in entities {
+            for relationship in entity.relationships {
+                if !relationship.isToMany, let table = layout.table(forEntity: entity.name) {
+                    let name = "\(relationship.name)_id"
+                    if let existing = table.column(named: name) {
+                        guard case .foreignKey(entity.name, relationship.name, _) = existing.role else {
+                            fail(.columnCollision, "column '\(name)' of table '\(table.name)' would store both \(Self.describe(existing.role)) and relationship '\(entity.name).\(relationship.name)'; rename one of them", entity: table.rootEntity, property: name)
+                            continue
+                        }
+                    }
+                } else if relationship.isOrdered, let inverse = inverse(of: relationship), !inverse.isToMany,
+                          let table = layout.table(forEntity: relationship.destination) {
+                    let name = "\(inverse.name)_order"
+                    if let existing = table.column(named: name) {
+                        guard case .order(entity.name, relationship.name) = existing.role else {
+                            fail(.columnCollision, "column '\(name)' of table '\(table.name)' would store both \(Self.describe(existing.role)) and the order of '\(entity.name).\(relationship.name)'; rename one of them", entity: table.rootEntity, property: name)
+                            continue
+                        }
+                    }
+                }
+            }
+        }
         let tableNames = Set(layout.tables.keys)
         for join in layout.joinTables.keys.sorted() where tableNames.contains(join) {
             fail(.columnCollision, "the join table '\(join)' would have the same name as an entity table; rename the entity or the relationship", entity: join)
