@@ -28,23 +28,23 @@ struct FetchQueryTests {
     ] as [(String, [Int64])])
     func sorting(_ sort: String, expected: [Int64]) throws {
         let queue = try M.makeDatabase()
-        let request = FetchRequest(entityName: "Vehicle", sortDescriptors: try SortDescriptor.list(parsing: sort))
+        let request = FetchRequest(entityName: "Vehicle", sortDescriptors: try FetchSortDescriptor.list(parsing: sort))
         #expect(try M.primaryKeys(request, in: queue) == expected)
     }
 
     @Test func sortingWithAPredicateAndASubEntity() throws {
         let queue = try M.makeDatabase()
-        let request = FetchRequest(entityName: "Aircraft", predicate: try Predicate(format: "wingspan > 10"),
-                                   sortDescriptors: [SortDescriptor("wingspan", ascending: false)])
+        let request = FetchRequest(entityName: "Aircraft", predicate: try FetchPredicate(format: "wingspan > 10"),
+                                   sortDescriptors: [FetchSortDescriptor("wingspan", ascending: false)])
         #expect(try M.primaryKeys(request, in: queue) == [4, 3])
     }
 
     @Test func tiebreakIsOnThePrimaryKey() throws {
-        let q = try FetchQuery.select(FetchRequest(entityName: "Vehicle", sortDescriptors: [SortDescriptor("seats")]),
+        let q = try FetchQuery.select(FetchRequest(entityName: "Vehicle", sortDescriptors: [FetchSortDescriptor("seats")]),
                                       layout: M.layout)
         #expect(q.sql.hasSuffix(#"ORDER BY t0."seats", t0."_pk""#))
         let ci = try FetchQuery.select(
-            FetchRequest(entityName: "Vehicle", sortDescriptors: [SortDescriptor("name", caseInsensitive: true)]), layout: M.layout)
+            FetchRequest(entityName: "Vehicle", sortDescriptors: [FetchSortDescriptor("name", caseInsensitive: true)]), layout: M.layout)
         #expect(ci.sql.contains(#"ORDER BY strata_fold(t0."name", 1), t0."_pk""#))
     }
 
@@ -78,8 +78,8 @@ struct FetchQueryTests {
     ] as [(String, String, Int?, Int)])
     func count(entity: String, format: String, limit: Int?, expected: Int) throws {
         let queue = try M.makeDatabase()
-        let request = FetchRequest(entityName: entity, predicate: try Predicate(format: format),
-                                   sortDescriptors: [SortDescriptor("name")], fetchLimit: limit)
+        let request = FetchRequest(entityName: entity, predicate: try FetchPredicate(format: format),
+                                   sortDescriptors: [FetchSortDescriptor("name")], fetchLimit: limit)
         let query = try FetchQuery.count(request, layout: M.layout)
         #expect(!query.sql.contains("ORDER BY"))
         #expect(try queue.read { db in try Int.fetchOne(db, sql: query.sql, arguments: query.statementArguments) } == expected)
@@ -87,7 +87,7 @@ struct FetchQueryTests {
 
     @Test func selectReturnsEveryColumnOfTheTable() throws {
         let queue = try M.makeDatabase()
-        let request = FetchRequest(entityName: "Vehicle", predicate: try Predicate(format: "owner.name == 'Zoé'"))
+        let request = FetchRequest(entityName: "Vehicle", predicate: try FetchPredicate(format: "owner.name == 'Zoé'"))
         let query = try FetchQuery.select(request, layout: M.layout)
         let rows = try queue.read { db in try Row.fetchAll(db, sql: query.sql, arguments: query.statementArguments) }
         #expect(rows.count == 1)
@@ -100,9 +100,9 @@ struct FetchQueryTests {
 
     // MARK: - Index usage
 
-    private func plan(_ format: String, _ arguments: any PredicateArgument..., sort: [SortDescriptor] = []) throws -> String {
+    private func plan(_ format: String, _ arguments: any PredicateArgument..., sort: [FetchSortDescriptor] = []) throws -> String {
         let queue = try M.makeDatabase()
-        let request = FetchRequest(entityName: "Vehicle", predicate: try Predicate(format: format, arguments: arguments),
+        let request = FetchRequest(entityName: "Vehicle", predicate: try FetchPredicate(format: format, arguments: arguments),
                                    sortDescriptors: sort)
         let query = try FetchQuery.select(request, layout: M.layout)
         return try queue.read { db in
@@ -115,7 +115,7 @@ struct FetchQueryTests {
         let detail = try plan("colorScheme.primary == %@", "red")
         #expect(detail.contains("USING INDEX Vehicle_byPrimaryColor (colorScheme_primary=?)"), "\(detail)")
         let queue = try M.makeDatabase()
-        #expect(try M.primaryKeys(FetchRequest(entityName: "Vehicle", predicate: try Predicate(format: "colorScheme.primary == %@", "red")), in: queue) == [1])
+        #expect(try M.primaryKeys(FetchRequest(entityName: "Vehicle", predicate: try FetchPredicate(format: "colorScheme.primary == %@", "red")), in: queue) == [1])
     }
 
     @Test func prefixSearchAndInUseTheIndex() throws {
@@ -129,15 +129,15 @@ struct FetchQueryTests {
 
     // MARK: - Semantic errors
 
-    private func compileError(_ format: String, _ arguments: any PredicateArgument..., entity: String = "Vehicle") throws -> PredicateError {
-        let predicate = try Predicate(format: format, arguments: arguments)
+    private func compileError(_ format: String, _ arguments: any PredicateArgument..., entity: String = "Vehicle") throws -> FetchPredicateError {
+        let predicate = try FetchPredicate(format: format, arguments: arguments)
         do {
             _ = try FetchQuery.select(FetchRequest(entityName: entity, predicate: predicate), layout: M.layout)
         } catch {
             return error
         }
         Issue.record("'\(format)' compiled without error")
-        return PredicateError(.syntax, "")
+        return FetchPredicateError(.syntax, "")
     }
 
     @Test func unknownKeyPathNamesEntityKeyPathAndSuggestions() throws {
@@ -183,7 +183,7 @@ struct FetchQueryTests {
     }
 
     @Test("Type and operator errors", arguments: [
-        ("seats == 'four'", PredicateError.Code.typeMismatch, 9, "'seats' is an int32 attribute of 'Vehicle'"),
+        ("seats == 'four'", FetchPredicateError.Code.typeMismatch, 9, "'seats' is an int32 attribute of 'Vehicle'"),
         ("registered > 'yesterday'", .typeMismatch, 13, "Pass a Date"),
         ("active == 'yes'", .typeMismatch, 10, "'active' is a bool attribute"),
         ("serial == 42", .typeMismatch, 10, "Pass a UUID"),
@@ -195,8 +195,8 @@ struct FetchQueryTests {
         ("name MATCHES '(['", .invalidOperator, 13, "not a valid ICU regular expression"),
         ("name == hours", .typeMismatch, 5, "cannot compare 'name' (a string attribute of 'Vehicle') with 'hours' (a double attribute of 'Vehicle')"),
         ("ANY vehicles.hours > 'x'", .typeMismatch, 21, "'hours' is a double attribute of 'Vehicle'"),
-    ] as [(String, PredicateError.Code, Int, String)])
-    func typeErrors(_ format: String, code: PredicateError.Code, position: Int, message: String) throws {
+    ] as [(String, FetchPredicateError.Code, Int, String)])
+    func typeErrors(_ format: String, code: FetchPredicateError.Code, position: Int, message: String) throws {
         let e = try compileError(format, entity: format.contains("vehicles") ? "Person" : "Vehicle")
         #expect(e.code == code, "\(e)")
         #expect(e.position == position, "\(e)")
@@ -207,22 +207,22 @@ struct FetchQueryTests {
         #expect {
             try FetchQuery.select(FetchRequest(entityName: "Vehicel"), layout: M.layout)
         } throws: { error in
-            let e = error as! PredicateError
+            let e = error as! FetchPredicateError
             return e.code == .unknownEntity && e.reason.contains("did you mean 'Vehicle'?")
         }
         #expect {
             try FetchQuery.select(FetchRequest(entityName: "Vehicle", fetchLimit: -1), layout: M.layout)
-        } throws: { ($0 as! PredicateError).code == .invalidRequest }
+        } throws: { ($0 as! FetchPredicateError).code == .invalidRequest }
         #expect {
-            try FetchQuery.select(FetchRequest(entityName: "Vehicle", sortDescriptors: [SortDescriptor("tags.label")]), layout: M.layout)
+            try FetchQuery.select(FetchRequest(entityName: "Vehicle", sortDescriptors: [FetchSortDescriptor("tags.label")]), layout: M.layout)
         } throws: { error in
-            let e = error as! PredicateError
+            let e = error as! FetchPredicateError
             return e.code == .invalidAggregate && e.reason.contains("sort by tags.@count")
         }
         #expect {
-            try FetchQuery.select(FetchRequest(entityName: "Vehicle", sortDescriptors: [SortDescriptor("nmae")]), layout: M.layout)
+            try FetchQuery.select(FetchRequest(entityName: "Vehicle", sortDescriptors: [FetchSortDescriptor("nmae")]), layout: M.layout)
         } throws: { error in
-            let e = error as! PredicateError
+            let e = error as! FetchPredicateError
             return e.code == .unknownKeyPath && e.format == "nmae" && e.reason.contains("did you mean 'name'?")
         }
     }

@@ -20,7 +20,7 @@ struct PredicateCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(entity): \(format)" }
 }
 
-@Suite("Predicate compiler against SQLite")
+@Suite("FetchPredicate compiler against SQLite")
 struct PredicateCompilerTests {
     typealias M = PredicateTestModel
 
@@ -187,11 +187,11 @@ struct PredicateCompilerTests {
     @Test(arguments: strings + numbers + scalars + keyPaths + toMany)
     func selects(_ c: PredicateCase) throws {
         let queue = try M.makeDatabase()
-        let predicate = try Predicate(format: c.format, arguments: c.arguments)
+        let predicate = try FetchPredicate(format: c.format, arguments: c.arguments)
         let request = FetchRequest(entityName: c.entity, predicate: predicate)
         #expect(try M.primaryKeys(request, in: queue) == c.expected, "\(c.format)")
         // The rendered predicate (arguments inlined) parses back and selects the same rows.
-        let reparsed = try Predicate(format: predicate.description)
+        let reparsed = try FetchPredicate(format: predicate.description)
         #expect(try M.primaryKeys(FetchRequest(entityName: c.entity, predicate: reparsed), in: queue) == c.expected,
                 "\(predicate.description)")
     }
@@ -210,7 +210,7 @@ struct PredicateCompilerTests {
         let request = FetchRequest(entityName: entity, includesSubentities: includesSubentities)
         #expect(try M.primaryKeys(request, in: queue) == expected)
         var filtered = request
-        filtered.predicate = try Predicate(format: "name != 'Spirit'")
+        filtered.predicate = try FetchPredicate(format: "name != 'Spirit'")
         #expect(try M.primaryKeys(filtered, in: queue) == (entity == "Person" ? expected : expected.filter { $0 != 3 }))
     }
 
@@ -227,7 +227,7 @@ struct PredicateCompilerTests {
     }
 
     @Test func equalityOnAColumnStaysPlain() throws {
-        let p = try Predicate(format: "colorScheme.primary == %@ AND owner.name == %@", "red", "Alice")
+        let p = try FetchPredicate(format: "colorScheme.primary == %@ AND owner.name == %@", "red", "Alice")
         let q = try FetchQuery.selectPrimaryKeys(FetchRequest(entityName: "Vehicle", predicate: p), layout: M.layout)
         #expect(q.sql.contains(#"t0."colorScheme_primary" = ?"#))
         #expect(q.sql.contains(#"LEFT JOIN "Person" AS t1 ON t1."_pk" = t0."owner_id""#))
@@ -237,13 +237,13 @@ struct PredicateCompilerTests {
 
     @Test func argumentsAreStoredForms() throws {
         let date = M.date("2020-06-01")
-        let p = try Predicate(format: "registered > %@ AND active == YES AND serial == %@", date, M.serial1.uuidString.lowercased())
+        let p = try FetchPredicate(format: "registered > %@ AND active == YES AND serial == %@", date, M.serial1.uuidString.lowercased())
         let q = try FetchQuery.selectPrimaryKeys(FetchRequest(entityName: "Vehicle", predicate: p), layout: M.layout)
         #expect(q.statementArguments == StatementArguments([date.timeIntervalSince1970, 1, M.serial1.uuidString]))
     }
 
     @Test func joinsAreSharedAndSelfJoinsGetTheirOwnAlias() throws {
-        let p = try Predicate(format: "owner.name == 'Bob' AND owner.manager.name == 'Alice' AND owner.age > 1")
+        let p = try FetchPredicate(format: "owner.name == 'Bob' AND owner.manager.name == 'Alice' AND owner.age > 1")
         let q = try FetchQuery.selectPrimaryKeys(FetchRequest(entityName: "Vehicle", predicate: p), layout: M.layout)
         #expect(q.sql.components(separatedBy: "LEFT JOIN").count == 3)
         #expect(q.sql.contains(#"LEFT JOIN "Person" AS t2 ON t2."_pk" = t1."manager_id""#))
@@ -252,11 +252,11 @@ struct PredicateCompilerTests {
     }
 
     @Test func manyToManyUsesTheJoinTable() throws {
-        let p = try Predicate(format: "ANY tags.label == 'fast'")
+        let p = try FetchPredicate(format: "ANY tags.label == 'fast'")
         let q = try FetchQuery.selectPrimaryKeys(FetchRequest(entityName: "Vehicle", predicate: p), layout: M.layout)
         #expect(q.sql.contains(#"EXISTS (SELECT 1 FROM "Tag_vehicles" AS j1 JOIN "Tag" AS t2 ON t2."_pk" = j1."source_id" WHERE j1."target_id" = t0."_pk""#))
         let count = try FetchQuery.selectPrimaryKeys(
-            FetchRequest(entityName: "Vehicle", predicate: try Predicate(format: "tags.@count > 1")), layout: M.layout)
+            FetchRequest(entityName: "Vehicle", predicate: try FetchPredicate(format: "tags.@count > 1")), layout: M.layout)
         #expect(count.sql.contains(#"(SELECT COUNT(*) FROM "Tag_vehicles" AS j1 WHERE j1."target_id" = t0."_pk") > ?"#))
     }
 
@@ -265,7 +265,7 @@ struct PredicateCompilerTests {
         let evil = "'); DROP TABLE \"Vehicle\"; --"
         for format in ["name == %@", "name BEGINSWITH %@", "name CONTAINS[cd] %@", "name LIKE %@", "name IN %@", "ANY tags.label == %@"] {
             let argument: any PredicateArgument = format.contains("IN %@") ? [evil] : evil
-            let request = FetchRequest(entityName: "Vehicle", predicate: try Predicate(format: format, argument))
+            let request = FetchRequest(entityName: "Vehicle", predicate: try FetchPredicate(format: format, argument))
             let query = try FetchQuery.selectPrimaryKeys(request, layout: M.layout)
             #expect(!query.sql.contains("DROP"))
             #expect(try M.primaryKeys(request, in: queue) == [])
@@ -273,31 +273,31 @@ struct PredicateCompilerTests {
         let count = try queue.read { db in try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "Vehicle""#) }
         #expect(count == 5)
         // A keypath argument cannot smuggle SQL either: it must name a property.
-        let request = FetchRequest(entityName: "Vehicle", predicate: try Predicate(format: "%K == 1", "name\" = 1; DROP TABLE x; --"))
-        #expect(throws: PredicateError.self) { try FetchQuery.select(request, layout: M.layout) }
+        let request = FetchRequest(entityName: "Vehicle", predicate: try FetchPredicate(format: "%K == 1", "name\" = 1; DROP TABLE x; --"))
+        #expect(throws: FetchPredicateError.self) { try FetchQuery.select(request, layout: M.layout) }
     }
 
     @Test func notTreatsNullAsFalse() throws {
         // `active == YES` is NULL for rows 4 and 5; NOT of it must still select them.
         let queue = try M.makeDatabase()
-        let p = try Predicate(format: "NOT active == YES")
+        let p = try FetchPredicate(format: "NOT active == YES")
         #expect(try M.primaryKeys(FetchRequest(entityName: "Vehicle", predicate: p), in: queue) == [2, 4, 5])
-        let q = try Predicate(format: "NOT (owner.name == 'Alice' OR hours < 100)")
+        let q = try FetchPredicate(format: "NOT (owner.name == 'Alice' OR hours < 100)")
         #expect(try M.primaryKeys(FetchRequest(entityName: "Vehicle", predicate: q), in: queue) == [4, 5])
     }
 
     @Test func combinatorsCompile() throws {
         let queue = try M.makeDatabase()
-        let fast = try Predicate(format: "ANY tags.label == 'fast'")
-        let alice = Predicate.comparison("owner.name", .equalTo, "Alice")
-        let cases: [(Predicate, [Int64])] = [
+        let fast = try FetchPredicate(format: "ANY tags.label == 'fast'")
+        let alice = FetchPredicate.comparison("owner.name", .equalTo, "Alice")
+        let cases: [(FetchPredicate, [Int64])] = [
             (fast && alice, [1, 3]),
-            (fast || Predicate.comparison("seats", .greaterThan, 5), [1, 3, 4]),
+            (fast || FetchPredicate.comparison("seats", .greaterThan, 5), [1, 3, 4]),
             (!fast, [2, 4, 5]),
-            (Predicate.and([]), [1, 2, 3, 4, 5]),
-            (Predicate.or([]), []),
-            (Predicate.comparison("tags.label", .equalTo, "vintage", modifier: .all), [2, 5]),
-            (Predicate.comparison("name", .beginsWith, "CAF", options: [.caseInsensitive, .diacriticInsensitive]), [1, 2]),
+            (FetchPredicate.and([]), [1, 2, 3, 4, 5]),
+            (FetchPredicate.or([]), []),
+            (FetchPredicate.comparison("tags.label", .equalTo, "vintage", modifier: .all), [2, 5]),
+            (FetchPredicate.comparison("name", .beginsWith, "CAF", options: [.caseInsensitive, .diacriticInsensitive]), [1, 2]),
         ]
         for (predicate, expected) in cases {
             #expect(try M.primaryKeys(FetchRequest(entityName: "Vehicle", predicate: predicate), in: queue) == expected,

@@ -2,20 +2,20 @@ import Foundation
 import Testing
 @testable import Strata
 
-@Suite("Predicate format parser")
+@Suite("FetchPredicate format parser")
 struct PredicateParserTests {
     private func comparison(_ format: String, _ arguments: any PredicateArgument...) throws -> PredicateComparison {
-        let p = try Predicate(format: format, arguments: arguments)
+        let p = try FetchPredicate(format: format, arguments: arguments)
         guard case .comparison(let c) = p.expression else {
             Issue.record("'\(format)' is not a single comparison: \(p.expression)")
-            throw PredicateError(.syntax, "not a comparison")
+            throw FetchPredicateError(.syntax, "not a comparison")
         }
         return c
     }
 
-    private func parseError(_ format: String, _ arguments: any PredicateArgument...) -> PredicateError? {
+    private func parseError(_ format: String, _ arguments: any PredicateArgument...) -> FetchPredicateError? {
         do {
-            let p = try Predicate(format: format, arguments: arguments)
+            let p = try FetchPredicate(format: format, arguments: arguments)
             Issue.record("'\(format)' parsed as \(p)")
             return nil
         } catch {
@@ -103,7 +103,7 @@ struct PredicateParserTests {
     }
 
     @Test("Argument errors", arguments: [
-        ("name == %@", 0, PredicateError.Code.missingArgument, 8, "no argument for %@ (argument 1)"),
+        ("name == %@", 0, FetchPredicateError.Code.missingArgument, 8, "no argument for %@ (argument 1)"),
         ("a == %@ AND b == %@", 1, .missingArgument, 17, "no argument for %@ (argument 2)"),
         ("name == %@", 2, .extraArgument, 10, "2 arguments given but the format uses 1"),
         ("name == 'x'", 1, .extraArgument, 11, "remove the 1 extra argument"),
@@ -111,8 +111,8 @@ struct PredicateParserTests {
         ("x == %d", -1, .invalidArgument, 5, "%d needs an integer, got a String"),
         ("x == %f", -1, .invalidArgument, 5, "%f needs a number, got a String"),
         ("x == %s", 1, .syntax, 5, "unknown format specifier '%s'"),
-    ] as [(String, Int, PredicateError.Code, Int, String)])
-    func argumentErrors(_ format: String, count: Int, code: PredicateError.Code, position: Int, message: String) throws {
+    ] as [(String, Int, FetchPredicateError.Code, Int, String)])
+    func argumentErrors(_ format: String, count: Int, code: FetchPredicateError.Code, position: Int, message: String) throws {
         let arguments: [any PredicateArgument] = count < 0 ? ["text"] : Array(repeating: 1, count: count)
         let e = try #require(parseError(format, arguments: arguments))
         #expect(e.code == code, "\(e)")
@@ -120,9 +120,9 @@ struct PredicateParserTests {
         #expect(e.reason.contains(message), "\(e)")
     }
 
-    private func parseError(_ format: String, arguments: [any PredicateArgument]) -> PredicateError? {
+    private func parseError(_ format: String, arguments: [any PredicateArgument]) -> FetchPredicateError? {
         do {
-            let p = try Predicate(format: format, arguments: arguments)
+            let p = try FetchPredicate(format: format, arguments: arguments)
             Issue.record("'\(format)' parsed as \(p)")
             return nil
         } catch {
@@ -157,22 +157,22 @@ struct PredicateParserTests {
         let a = PredicateExpression.comparison(PredicateComparison(.keyPath("a"), .equalTo, .value(1)))
         let b = PredicateExpression.comparison(PredicateComparison(.keyPath("b"), .equalTo, .value(2)))
         let c = PredicateExpression.comparison(PredicateComparison(.keyPath("c"), .equalTo, .value(3)))
-        #expect(try Predicate(format: "a == 1 OR b == 2 AND c == 3").expression == .or([a, .and([b, c])]))
-        #expect(try Predicate(format: "a == 1 AND b == 2 OR c == 3").expression == .or([.and([a, b]), c]))
-        #expect(try Predicate(format: "NOT a == 1 AND b == 2").expression == .and([.not(a), b]))
-        #expect(try Predicate(format: "NOT (a == 1 AND b == 2)").expression == .not(.and([a, b])))
-        #expect(try Predicate(format: "(a == 1 || b == 2) && !c == 3").expression == .and([.or([a, b]), .not(c)]))
-        #expect(try Predicate(format: "a == 1 and b == 2 or not c == 3").expression == .or([.and([a, b]), .not(c)]))
-        #expect(try Predicate(format: "NOT NOT a == 1").expression == .not(.not(a)))
-        #expect(try Predicate(format: "a == 1 AND b == 2 AND c == 3").expression == .and([a, b, c]))
-        #expect(try Predicate(format: "((a == 1))").expression == a)
-        #expect(try Predicate(format: "TRUEPREDICATE").expression == .constant(true))
-        #expect(try Predicate(format: "falsepredicate OR a == 1").expression == .or([.constant(false), a]))
+        #expect(try FetchPredicate(format: "a == 1 OR b == 2 AND c == 3").expression == .or([a, .and([b, c])]))
+        #expect(try FetchPredicate(format: "a == 1 AND b == 2 OR c == 3").expression == .or([.and([a, b]), c]))
+        #expect(try FetchPredicate(format: "NOT a == 1 AND b == 2").expression == .and([.not(a), b]))
+        #expect(try FetchPredicate(format: "NOT (a == 1 AND b == 2)").expression == .not(.and([a, b])))
+        #expect(try FetchPredicate(format: "(a == 1 || b == 2) && !c == 3").expression == .and([.or([a, b]), .not(c)]))
+        #expect(try FetchPredicate(format: "a == 1 and b == 2 or not c == 3").expression == .or([.and([a, b]), .not(c)]))
+        #expect(try FetchPredicate(format: "NOT NOT a == 1").expression == .not(.not(a)))
+        #expect(try FetchPredicate(format: "a == 1 AND b == 2 AND c == 3").expression == .and([a, b, c]))
+        #expect(try FetchPredicate(format: "((a == 1))").expression == a)
+        #expect(try FetchPredicate(format: "TRUEPREDICATE").expression == .constant(true))
+        #expect(try FetchPredicate(format: "falsepredicate OR a == 1").expression == .or([.constant(false), a]))
     }
 
     @Test func equalityIgnoresSpellingAndSpacing() throws {
-        let p = try Predicate(format: "a==1 && b<>'x'")
-        let q = try Predicate(format: "  a  =  1  AND  b  !=  \"x\"  ")
+        let p = try FetchPredicate(format: "a==1 && b<>'x'")
+        let q = try FetchPredicate(format: "  a  =  1  AND  b  !=  \"x\"  ")
         #expect(p == q)
         #expect(Set([p, q]).count == 1)
         #expect(p.description == "a == 1 AND b != \"x\"")
@@ -192,27 +192,27 @@ struct PredicateParserTests {
         ("TRUEPREDICATE", "TRUEPREDICATE"),
     ] as [(String, String)])
     func descriptions(_ format: String, _ description: String) throws {
-        let p = try Predicate(format: format)
+        let p = try FetchPredicate(format: format)
         #expect(p.description == description)
-        #expect(try Predicate(format: p.description) == p)
+        #expect(try FetchPredicate(format: p.description) == p)
     }
 
     @Test func combinators() throws {
-        let a = try Predicate(format: "a == 1")
-        let b = try Predicate(format: "b == 2")
-        let c = try Predicate(format: "c == 3")
-        #expect((a && b && c) == (try Predicate(format: "a == 1 AND b == 2 AND c == 3")))
-        #expect((a || b || c) == (try Predicate(format: "a == 1 OR b == 2 OR c == 3")))
-        #expect(!a == (try Predicate(format: "NOT a == 1")))
+        let a = try FetchPredicate(format: "a == 1")
+        let b = try FetchPredicate(format: "b == 2")
+        let c = try FetchPredicate(format: "c == 3")
+        #expect((a && b && c) == (try FetchPredicate(format: "a == 1 AND b == 2 AND c == 3")))
+        #expect((a || b || c) == (try FetchPredicate(format: "a == 1 OR b == 2 OR c == 3")))
+        #expect(!a == (try FetchPredicate(format: "NOT a == 1")))
         #expect(!(!a) == a)
-        #expect(Predicate.and([.true, a]) == a)
-        #expect(Predicate.and([a, .false]) == .false)
-        #expect(Predicate.or([.false, a]) == a)
-        #expect(Predicate.or([a, .true]) == .true)
-        #expect(Predicate.and([]) == .true)
-        #expect(!Predicate.true == .false)
+        #expect(FetchPredicate.and([.true, a]) == a)
+        #expect(FetchPredicate.and([a, .false]) == .false)
+        #expect(FetchPredicate.or([.false, a]) == a)
+        #expect(FetchPredicate.or([a, .true]) == .true)
+        #expect(FetchPredicate.and([]) == .true)
+        #expect(!FetchPredicate.true == .false)
         #expect((a || b).and(c).description == "(a == 1 OR b == 2) AND c == 3")
-        #expect(Predicate.comparison("name", .beginsWith, "x", options: .caseInsensitive) == (try Predicate(format: "name BEGINSWITH[c] 'x'")))
+        #expect(FetchPredicate.comparison("name", .beginsWith, "x", options: .caseInsensitive) == (try FetchPredicate(format: "name BEGINSWITH[c] 'x'")))
     }
 
     // MARK: - Syntax errors
@@ -283,27 +283,27 @@ struct PredicateParserTests {
     // MARK: - Sort descriptors
 
     @Test("Sort descriptor parsing", arguments: [
-        ("name", SortDescriptor("name")),
-        ("name:asc", SortDescriptor("name")),
-        ("name:desc", SortDescriptor("name", ascending: false)),
-        ("-hours", SortDescriptor("hours", ascending: false)),
-        ("owner.name:desc:ci", SortDescriptor("owner.name", ascending: false, caseInsensitive: true)),
-        (" colorScheme.primary : ci ", SortDescriptor("colorScheme.primary", caseInsensitive: true)),
-    ] as [(String, SortDescriptor)])
-    func sortParsing(_ text: String, _ expected: SortDescriptor) throws {
-        let parsed = try SortDescriptor(parsing: text)
+        ("name", FetchSortDescriptor("name")),
+        ("name:asc", FetchSortDescriptor("name")),
+        ("name:desc", FetchSortDescriptor("name", ascending: false)),
+        ("-hours", FetchSortDescriptor("hours", ascending: false)),
+        ("owner.name:desc:ci", FetchSortDescriptor("owner.name", ascending: false, caseInsensitive: true)),
+        (" colorScheme.primary : ci ", FetchSortDescriptor("colorScheme.primary", caseInsensitive: true)),
+    ] as [(String, FetchSortDescriptor)])
+    func sortParsing(_ text: String, _ expected: FetchSortDescriptor) throws {
+        let parsed = try FetchSortDescriptor(parsing: text)
         #expect(parsed == expected)
-        #expect(try SortDescriptor(parsing: parsed.description) == parsed)
+        #expect(try FetchSortDescriptor(parsing: parsed.description) == parsed)
     }
 
     @Test func sortParsingErrors() throws {
         #expect {
-            try SortDescriptor(parsing: "name:sideways")
+            try FetchSortDescriptor(parsing: "name:sideways")
         } throws: { error in
-            let e = error as! PredicateError
+            let e = error as! FetchPredicateError
             return e.code == .syntax && e.position == 5 && e.reason.contains("unknown sort option 'sideways'")
         }
-        #expect(throws: PredicateError.self) { try SortDescriptor(parsing: ":desc") }
-        #expect(try SortDescriptor.list(parsing: "owner.name, hours:desc") == [SortDescriptor("owner.name"), SortDescriptor("hours", ascending: false)])
+        #expect(throws: FetchPredicateError.self) { try FetchSortDescriptor(parsing: ":desc") }
+        #expect(try FetchSortDescriptor.list(parsing: "owner.name, hours:desc") == [FetchSortDescriptor("owner.name"), FetchSortDescriptor("hours", ascending: false)])
     }
 }

@@ -57,7 +57,7 @@ struct PredicateSQLFunctionsTests {
     }
 
     @Test func prefixWithoutUpperBoundFallsBackToInstr() throws {
-        let p = try Predicate(format: "name BEGINSWITH %@", "a\u{10FFFF}")
+        let p = try FetchPredicate(format: "name BEGINSWITH %@", "a\u{10FFFF}")
         let q = try FetchQuery.selectPrimaryKeys(FetchRequest(entityName: "Vehicle", predicate: p), layout: PredicateTestModel.layout)
         #expect(q.sql.contains(#"instr(t0."name", ?) = 1"#))
     }

@@ -150,13 +150,11 @@ struct StoreTests {
         #expect(journal == "delete")
     }
 
-    @Test func writeLockHeldByAnotherProcessFailsSaveWithLockedAndLosesNothing() throws {
-        let temp = TemporaryStore()
-        try temp.open(model).close()
-        // Another process holds the write lock (an open IMMEDIATE transaction).
+    /// Starts the sqlite3 CLI on `path` holding the write lock (an open IMMEDIATE transaction).
+    private func holdWriteLock(_ path: String) throws -> (Process, Pipe) {
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [temp.url.path]
+        sqlite.arguments = [path]
         let input = Pipe()
         let output = Pipe()
         sqlite.standardInput = input
@@ -164,20 +162,35 @@ struct StoreTests {
         try sqlite.run()
         input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nUPDATE _strata_metadata SET value = value WHERE key = 'modelVersion';\nSELECT 'locked';\n".utf8))
         _ = output.fileHandleForReading.availableData   // waits for "locked"
-        // WAL: readers are not blocked, so the store opens and reads…
+        return (sqlite, input)
+    }
+
+    private func release(_ lock: (Process, Pipe)) {
+        lock.1.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
+        lock.0.waitUntilExit()
+    }
+
+    @Test func storeLockedByAnotherProcessIsReportedAndLosesNothing() throws {
+        let temp = TemporaryStore()
+        try temp.open(model).close()
+        // Opening needs a moment of write access (WAL set-up): it reports the lock.
+        let lock = try holdWriteLock(temp.url.path)
+        let error = try #require(throws: StoreError.self) { try temp.open(model, options: StoreOptions(busyTimeout: 0.2)) }
+        #expect(error.code == .locked)
+        #expect(error.description.contains(temp.url.path))
+        #expect(error.description.contains("another connection or process"))
+        release(lock)
+
+        // An open store whose save meets another process's write lock keeps its changes.
         let store = try temp.open(model, options: StoreOptions(busyTimeout: 0.2))
         let context = ObjectContext(store: store)
-        #expect(try context.count("Pilot") == 0)
-        // …but a save cannot take the write lock.
         _ = try context.insert("Pilot", values: ["name": "Ada"])
-        let error = try #require(throws: ObjectContextError.self) { try context.save() }
-        #expect(error.code == .store)
-        #expect(error.storeError?.code == .locked)
-        #expect(error.description.contains(temp.url.path))
-        #expect(error.description.contains("locked"))
-        // Once the other process is gone, the same unsaved changes save.
-        input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
-        sqlite.waitUntilExit()
+        let second = try holdWriteLock(temp.url.path)
+        let saveError = try #require(throws: ObjectContextError.self) { try context.save() }
+        #expect(saveError.code == .store)
+        #expect(saveError.storeError?.code == .locked)
+        #expect(context.hasChanges)
+        release(second)
         try context.save()
         #expect(try temp.rawQueue().strings("SELECT name FROM Pilot") == ["Ada"])
     }

@@ -30,6 +30,16 @@ extension ObjectContext {
         return object
     }
 
+    /// Fetches objects as values of `T`.
+    public func fetch<T: EntityRepresentable>(
+        _ type: T.Type, where format: String? = nil, _ arguments: any PredicateArgument...,
+        sortedBy sortDescriptors: [FetchSortDescriptor] = [], limit: Int? = nil
+    ) throws -> [T] {
+        let predicate = try format.map { try FetchPredicate(format: $0, arguments: arguments) }
+        let objects = try fetch(FetchRequest(entityName: T.entityName, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: limit))
+        return try objects.map { try $0.decode(T.self) }
+    }
+
     static func jsonDictionary<T: Encodable>(encoding value: T) throws -> [String: Any] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970

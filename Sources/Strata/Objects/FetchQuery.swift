@@ -25,19 +25,19 @@ import Foundation
 /// ``FetchRequest/includesSubentities`` is false. To-one joins match at most one row, and
 /// to-many keypaths are subqueries, so no row is ever repeated and no `DISTINCT` is needed.
 ///
-/// Every error is a ``PredicateError``: an unknown entity, an unknown keypath, an operator or
+/// Every error is a ``FetchPredicateError``: an unknown entity, an unknown keypath, an operator or
 /// value that does not fit a keypath's type, a negative limit or offset.
 public struct FetchQuery {
     /// `SELECT` of every column of the entity table (as listed by the layout, in order) for the
     /// rows matching `request`, sorted, limited and offset.
-    public static func select(_ request: FetchRequest, layout: StorageLayout) throws(PredicateError) -> SQLFragment {
+    public static func select(_ request: FetchRequest, layout: StorageLayout) throws(FetchPredicateError) -> SQLFragment {
         let parts = try Parts(request, layout: layout, sorted: true)
         let columns = parts.table.columns.map { "t0.\(quoteIdentifier($0.name))" }.joined(separator: ", ")
         return parts.query(selecting: columns, window: true)
     }
 
     /// `SELECT t0."_pk"` of the rows matching `request`, sorted, limited and offset.
-    public static func selectPrimaryKeys(_ request: FetchRequest, layout: StorageLayout) throws(PredicateError) -> SQLFragment {
+    public static func selectPrimaryKeys(_ request: FetchRequest, layout: StorageLayout) throws(FetchPredicateError) -> SQLFragment {
         let parts = try Parts(request, layout: layout, sorted: true)
         return parts.query(selecting: "t0.\(quoteIdentifier(StorageLayout.primaryKeyColumn))", window: true)
     }
@@ -47,7 +47,7 @@ public struct FetchQuery {
     /// Like Core Data's `count(for:)`, the count is of what ``select(_:layout:)`` would return:
     /// with a ``FetchRequest/fetchLimit`` or ``FetchRequest/fetchOffset`` it is
     /// `min(limit, max(0, matches - offset))`, without them the number of matches.
-    public static func count(_ request: FetchRequest, layout: StorageLayout) throws(PredicateError) -> SQLFragment {
+    public static func count(_ request: FetchRequest, layout: StorageLayout) throws(FetchPredicateError) -> SQLFragment {
         let parts = try Parts(request, layout: layout, sorted: false)
         if request.fetchLimit == nil && request.fetchOffset == 0 {
             return parts.query(selecting: "COUNT(*)", window: false)
@@ -65,19 +65,19 @@ public struct FetchQuery {
         var limit: Int?
         var offset: Int
 
-        init(_ request: FetchRequest, layout: StorageLayout, sorted: Bool) throws(PredicateError) {
+        init(_ request: FetchRequest, layout: StorageLayout, sorted: Bool) throws(FetchPredicateError) {
             guard let entity = layout.entity(request.entityName), let table = layout.tables[entity.table] else {
                 let names = layout.model.entities.map(\.name)
-                let hint = PredicateError.suggestions(for: request.entityName, in: names)
-                throw PredicateError(.unknownEntity,
-                                     "the model has no entity '\(request.entityName)'\(hint.isEmpty ? "; its entities are \(names.sorted().joined(separator: ", "))" : PredicateError.didYouMean(hint))",
+                let hint = FetchPredicateError.suggestions(for: request.entityName, in: names)
+                throw FetchPredicateError(.unknownEntity,
+                                     "the model has no entity '\(request.entityName)'\(hint.isEmpty ? "; its entities are \(names.sorted().joined(separator: ", "))" : FetchPredicateError.didYouMean(hint))",
                                      entity: request.entityName)
             }
             if let limit = request.fetchLimit, limit < 0 {
-                throw PredicateError(.invalidRequest, "fetchLimit must not be negative (got \(limit)); use nil for no limit", entity: request.entityName)
+                throw FetchPredicateError(.invalidRequest, "fetchLimit must not be negative (got \(limit)); use nil for no limit", entity: request.entityName)
             }
             guard request.fetchOffset >= 0 else {
-                throw PredicateError(.invalidRequest, "fetchOffset must not be negative (got \(request.fetchOffset))", entity: request.entityName)
+                throw FetchPredicateError(.invalidRequest, "fetchOffset must not be negative (got \(request.fetchOffset))", entity: request.entityName)
             }
             self.table = table
             self.limit = request.fetchLimit

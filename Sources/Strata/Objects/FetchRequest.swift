@@ -4,8 +4,8 @@ import Foundation
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Aircraft",
-///                            predicate: try Predicate(format: "owner.name == %@", "Air Lorraine"),
-///                            sortDescriptors: [SortDescriptor("tailNumber")],
+///                            predicate: try FetchPredicate(format: "owner.name == %@", "Air Lorraine"),
+///                            sortDescriptors: [FetchSortDescriptor("tailNumber")],
 ///                            fetchLimit: 20)
 /// request.includesSubentities = false
 /// let query = try FetchQuery.select(request, layout: layout)
@@ -14,9 +14,9 @@ public struct FetchRequest: Sendable, Hashable {
     /// The entity to fetch. Its sub-entities are fetched too unless ``includesSubentities`` is false.
     public var entityName: String
     /// The filter; nil matches every object.
-    public var predicate: Predicate?
+    public var predicate: FetchPredicate?
     /// The order, most significant first. The primary key always breaks ties.
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [FetchSortDescriptor]
     /// At most this many objects; nil for no limit. Must not be negative.
     public var fetchLimit: Int?
     /// Skip this many objects first. Must not be negative.
@@ -25,7 +25,7 @@ public struct FetchRequest: Sendable, Hashable {
     public var includesSubentities: Bool
 
     public init(
-        entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil,
+        entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = [], fetchLimit: Int? = nil,
         fetchOffset: Int = 0, includesSubentities: Bool = true
     ) {
         self.entityName = entityName

@@ -8,8 +8,8 @@ import Foundation
 /// arrays and sets of arguments.
 ///
 /// ```swift
-/// try Predicate(format: "tailNumber IN %@", ["F-GSPT", "F-HBXA"])
-/// try Predicate(format: "%K BETWEEN %@", "flightHours", [100, 200])
+/// try FetchPredicate(format: "tailNumber IN %@", ["F-GSPT", "F-HBXA"])
+/// try FetchPredicate(format: "%K BETWEEN %@", "flightHours", [100, 200])
 /// ```
 public protocol PredicateArgument: Sendable {
     /// The argument as a predicate operand: `.value` for a single value, `.list` for a collection.

@@ -5,7 +5,7 @@ extension PredicateCompiler {
 
     func compileScalar(
         _ left: Term, _ op: PredicateOperator, _ options: PredicateOptions, _ right: Term, _ c: PredicateComparison
-    ) throws(PredicateError) -> SQLFragment {
+    ) throws(FetchPredicateError) -> SQLFragment {
         var l = left, r = right, op = op
         // Keep the keypath on the left when the operator allows it: `5 < age` is `age > 5`.
         if l.isConstant, !r.isConstant, let swapped = op.swapped {
@@ -105,7 +105,7 @@ extension PredicateCompiler {
 
     private func compileStringOperator(
         _ l: Term, _ op: PredicateOperator, _ flags: Int, _ r: Term, _ c: PredicateComparison
-    ) throws(PredicateError) -> SQLFragment {
+    ) throws(FetchPredicateError) -> SQLFragment {
         for t in [l, r] {
             switch t.kind {
             case .constant(.string):
@@ -175,7 +175,7 @@ extension PredicateCompiler {
     }
 
     /// Converts a constant (or each element of a list) to the stored form of `target`'s type.
-    private func coerce(_ t: Term, to target: Term, _ c: PredicateComparison) throws(PredicateError) -> Term {
+    private func coerce(_ t: Term, to target: Term, _ c: PredicateComparison) throws(FetchPredicateError) -> Term {
         switch t.kind {
         case .constant(let v):
             let value = try coerce(v, to: target, at: site(of: t, c))
@@ -189,7 +189,7 @@ extension PredicateCompiler {
         }
     }
 
-    private func coerce(_ v: Value, to target: Term, at site: ErrorSite) throws(PredicateError) -> Value {
+    private func coerce(_ v: Value, to target: Term, at site: ErrorSite) throws(FetchPredicateError) -> Value {
         if v.isNull { return .null }
         if case .object(let destination) = target.kind {
             guard case .int = v else {

@@ -69,7 +69,7 @@ struct ErrorSite {
 extension PredicateCompiler {
     // MARK: - Keypath resolution
 
-    func resolve(_ keyPath: String, in scope: QueryScope, at site: ErrorSite) throws(PredicateError) -> ResolvedKeyPath {
+    func resolve(_ keyPath: String, in scope: QueryScope, at site: ErrorSite) throws(FetchPredicateError) -> ResolvedKeyPath {
         var components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if components.first == "self" || components.first == "SELF" { components.removeFirst() }
         if components.contains("") {
@@ -108,7 +108,7 @@ extension PredicateCompiler {
                 if i + 1 < components.count {
                     let wanted = components[i...].joined(separator: ".")
                     throw fail(.unknownKeyPath,
-                               "entity '\(entityName)'\(via) has no composite leaf '\(wanted)' (in keypath '\(keyPath)'); its leaves are \(leaves.joined(separator: ", "))\(PredicateError.didYouMean(PredicateError.suggestions(for: wanted, in: leaves)))",
+                               "entity '\(entityName)'\(via) has no composite leaf '\(wanted)' (in keypath '\(keyPath)'); its leaves are \(leaves.joined(separator: ", "))\(FetchPredicateError.didYouMean(FetchPredicateError.suggestions(for: wanted, in: leaves)))",
                                site, keyPath: keyPath)
                 }
                 throw fail(.invalidOperator,
@@ -144,7 +144,7 @@ extension PredicateCompiler {
         }
     }
 
-    private func unknownProperty(_ name: String, of entityName: String, via: String, keyPath: String, site: ErrorSite) -> PredicateError {
+    private func unknownProperty(_ name: String, of entityName: String, via: String, keyPath: String, site: ErrorSite) -> FetchPredicateError {
         let candidates = Array(layout.entity(entityName)?.attributeColumns.keys ?? [:].keys)
             + model.allRelationships(of: entityName).map(\.name)
             + model.allComposites(of: entityName).map(\.name)
@@ -153,10 +153,10 @@ extension PredicateCompiler {
         if let owner = owners.first {
             reason += "; '\(name)' is declared on the sub-entity '\(owner)': fetch '\(owner)' to filter on it"
         } else {
-            let suggestions = PredicateError.suggestions(for: name, in: candidates)
+            let suggestions = FetchPredicateError.suggestions(for: name, in: candidates)
             reason += suggestions.isEmpty
                 ? "; its properties are \(candidates.sorted().joined(separator: ", "))"
-                : PredicateError.didYouMean(suggestions)
+                : FetchPredicateError.didYouMean(suggestions)
         }
         return fail(.unknownKeyPath, reason, site, keyPath: keyPath)
     }
@@ -184,7 +184,7 @@ extension PredicateCompiler {
     }
 
     /// `(SELECT COUNT(*) …)`, `(SELECT COALESCE(SUM(x), 0) …)`, … for `tags.@count`, `items.@sum.price`.
-    func collectionTerm(_ hop: ToManyHop, keyPath: String, at site: ErrorSite) throws(PredicateError) -> Term {
+    func collectionTerm(_ hop: ToManyHop, keyPath: String, at site: ErrorSite) throws(FetchPredicateError) -> Term {
         let op = hop.remainder[0]
         let pk = quoteIdentifier(StorageLayout.primaryKeyColumn)
         switch op {
@@ -230,7 +230,7 @@ extension PredicateCompiler {
         }
     }
 
-    func fail(_ code: PredicateError.Code, _ reason: String, _ site: ErrorSite, keyPath: String? = nil) -> PredicateError {
-        PredicateError(code, reason, format: site.format, position: site.offset, entity: rootEntity, keyPath: keyPath)
+    func fail(_ code: FetchPredicateError.Code, _ reason: String, _ site: ErrorSite, keyPath: String? = nil) -> FetchPredicateError {
+        FetchPredicateError(code, reason, format: site.format, position: site.offset, entity: rootEntity, keyPath: keyPath)
     }
 }

@@ -31,7 +31,7 @@ final class PredicateCompiler {
 
     // MARK: - Boolean structure
 
-    func compile(_ expression: PredicateExpression, in scope: QueryScope) throws(PredicateError) -> SQLFragment {
+    func compile(_ expression: PredicateExpression, in scope: QueryScope) throws(FetchPredicateError) -> SQLFragment {
         switch expression {
         case .constant(let b):
             return SQLFragment(b ? "1" : "0")
@@ -55,7 +55,7 @@ final class PredicateCompiler {
 
     /// - Parameter rightScope: where keypaths on the right resolve, when it differs from
     ///   `scope` (inside an ANY/ALL/NONE subquery the right side still refers to the outer object).
-    func compile(_ c: PredicateComparison, in scope: QueryScope, rightScope: QueryScope?) throws(PredicateError) -> SQLFragment {
+    func compile(_ c: PredicateComparison, in scope: QueryScope, rightScope: QueryScope?) throws(FetchPredicateError) -> SQLFragment {
         let leftSite = ErrorSite(c.source, offset: c.source.leftOffset)
         let rightSite = ErrorSite(c.source, offset: c.source.rightOffset)
         var leftResolved: ResolvedKeyPath?
@@ -98,7 +98,7 @@ final class PredicateCompiler {
     /// ANY / ALL / NONE (explicit or implicit) over a to-many hop.
     private func compileAggregate(
         _ c: PredicateComparison, hop: ToManyHop, scope: QueryScope, rightScope: QueryScope
-    ) throws(PredicateError) -> SQLFragment {
+    ) throws(FetchPredicateError) -> SQLFragment {
         var op = c.operator
         if hop.remainder.isEmpty {
             // The related objects themselves: `tags CONTAINS %@`, `ANY tags == %@`, `%@ IN tags`.
@@ -155,7 +155,7 @@ final class PredicateCompiler {
         }
     }
 
-    private func term(_ operand: PredicateOperand, resolved: ResolvedKeyPath?, at site: ErrorSite) throws(PredicateError) -> Term {
+    private func term(_ operand: PredicateOperand, resolved: ResolvedKeyPath?, at site: ErrorSite) throws(FetchPredicateError) -> Term {
         switch operand {
         case .value(let v):
             return Term(sql: SQLFragment("?", [v]), kind: .constant(v), offset: site.offset)
@@ -183,7 +183,7 @@ final class PredicateCompiler {
     }
 
     /// A term for sorting: an attribute, a to-one relationship or a collection operator.
-    func sortTerm(_ keyPath: String, in scope: QueryScope, at site: ErrorSite) throws(PredicateError) -> Term {
+    func sortTerm(_ keyPath: String, in scope: QueryScope, at site: ErrorSite) throws(FetchPredicateError) -> Term {
         let resolved = try resolve(keyPath, in: scope, at: site)
         if case .toMany(let hop) = resolved, !hop.isCollectionOperator {
             throw fail(.invalidAggregate, "cannot sort by the to-many keypath '\(keyPath)'; sort by \(hop.path).@count or by a to-one keypath", site, keyPath: keyPath)

@@ -32,7 +32,7 @@ struct PredicateParser {
         self.arguments = arguments
     }
 
-    mutating func parse() throws(PredicateError) -> PredicateExpression {
+    mutating func parse() throws(FetchPredicateError) -> PredicateExpression {
         tokens = try lex()
         let expression = try parseOr()
         switch current.kind {
@@ -44,7 +44,7 @@ struct PredicateParser {
         }
         if argumentIndex < arguments.count {
             let extra = arguments.count - argumentIndex
-            throw PredicateError(
+            throw FetchPredicateError(
                 .extraArgument,
                 "\(arguments.count) argument\(arguments.count == 1 ? "" : "s") given but the format uses \(argumentIndex); remove the \(extra) extra argument\(extra == 1 ? "" : "s") or add specifiers",
                 format: format, position: bytes.count)
@@ -54,24 +54,24 @@ struct PredicateParser {
 
     // MARK: - Predicates
 
-    private mutating func parseOr() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseOr() throws(FetchPredicateError) -> PredicateExpression {
         var parts = [try parseAnd()]
         while matchKeyword("OR") || matchSymbol("||") { parts.append(try parseAnd()) }
         return parts.count == 1 ? parts[0] : .or(parts)
     }
 
-    private mutating func parseAnd() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseAnd() throws(FetchPredicateError) -> PredicateExpression {
         var parts = [try parseNot()]
         while matchKeyword("AND") || matchSymbol("&&") { parts.append(try parseNot()) }
         return parts.count == 1 ? parts[0] : .and(parts)
     }
 
-    private mutating func parseNot() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseNot() throws(FetchPredicateError) -> PredicateExpression {
         if matchKeyword("NOT") || matchSymbol("!") { return .not(try parseNot()) }
         return try parsePrimary()
     }
 
-    private mutating func parsePrimary() throws(PredicateError) -> PredicateExpression {
+    private mutating func parsePrimary() throws(FetchPredicateError) -> PredicateExpression {
         let open = current
         if matchSymbol("(") {
             let inner = try parseOr()
@@ -88,7 +88,7 @@ struct PredicateParser {
         return try parseComparison()
     }
 
-    private mutating func parseComparison() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseComparison() throws(FetchPredicateError) -> PredicateExpression {
         var modifier = PredicateModifier.direct
         if matchKeyword("ANY") || matchKeyword("SOME") { modifier = .any }
         else if matchKeyword("ALL") { modifier = .all }
@@ -133,7 +133,7 @@ struct PredicateParser {
 
     private static let operatorList = "==, !=, <, <=, >, >=, BETWEEN, IN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE or MATCHES"
 
-    private mutating func parseOperator(after left: Token) throws(PredicateError) -> PredicateOperator {
+    private mutating func parseOperator(after left: Token) throws(FetchPredicateError) -> PredicateOperator {
         let token = current
         switch token.kind {
         case .symbol(let s):
@@ -149,7 +149,7 @@ struct PredicateParser {
         throw error(.syntax, "expected an operator, found \(token.display); use \(Self.operatorList)", at: token)
     }
 
-    private mutating func parseOptions() throws(PredicateError) -> PredicateOptions {
+    private mutating func parseOptions() throws(FetchPredicateError) -> PredicateOptions {
         let token = current
         guard case .word(let letters) = token.kind else {
             throw error(.syntax, "expected comparison options after '[': c, d or cd", at: token)
@@ -179,7 +179,7 @@ struct PredicateParser {
         "FALSEPREDICATE", "FIRST", "LAST", "SIZE", "ANYKEY", "SUBQUERY", "FETCH", "CAST", "FUNCTION",
     ]
 
-    private mutating func parseOperand(after context: String?) throws(PredicateError) -> PredicateOperand {
+    private mutating func parseOperand(after context: String?) throws(FetchPredicateError) -> PredicateOperand {
         let token = current
         let what = context.map { "after '\($0)'" } ?? "at the start of a comparison"
         switch token.kind {
@@ -253,7 +253,7 @@ struct PredicateParser {
     }
 
     /// Continues a keypath with `.component` parts.
-    private mutating func parseKeyPathTail(_ head: String) throws(PredicateError) -> String {
+    private mutating func parseKeyPathTail(_ head: String) throws(FetchPredicateError) -> String {
         var path = head
         while case .symbol(".") = current.kind {
             advance()
@@ -268,7 +268,7 @@ struct PredicateParser {
         return path
     }
 
-    private mutating func takeArgument(for spec: String, at token: Token) throws(PredicateError) -> PredicateOperand {
+    private mutating func takeArgument(for spec: String, at token: Token) throws(FetchPredicateError) -> PredicateOperand {
         guard argumentIndex < arguments.count else {
             throw error(.missingArgument, "no argument for %\(spec) (argument \(argumentIndex + 1)); pass \(argumentIndex + 1) argument\(argumentIndex == 0 ? "" : "s") or remove the specifier", at: token)
         }
@@ -301,7 +301,7 @@ struct PredicateParser {
         }
     }
 
-    private func number(_ text: String, negative: Bool, at token: Token) throws(PredicateError) -> Value {
+    private func number(_ text: String, negative: Bool, at token: Token) throws(FetchPredicateError) -> Value {
         let lower = text.lowercased()
         for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where lower.hasPrefix(prefix) {
             guard let magnitude = UInt64(lower.dropFirst(2), radix: radix),
@@ -345,8 +345,8 @@ struct PredicateParser {
         return false
     }
 
-    private func error(_ code: PredicateError.Code, _ reason: String, at token: Token) -> PredicateError {
-        PredicateError(code, reason, format: format, position: token.offset)
+    private func error(_ code: FetchPredicateError.Code, _ reason: String, at token: Token) -> FetchPredicateError {
+        FetchPredicateError(code, reason, format: format, position: token.offset)
     }
 }
 
@@ -391,11 +391,11 @@ extension PredicateParser {
 
     private func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
 
-    private func lexError(_ reason: String, at offset: Int) -> PredicateError {
-        PredicateError(.syntax, reason, format: format, position: offset)
+    private func lexError(_ reason: String, at offset: Int) -> FetchPredicateError {
+        FetchPredicateError(.syntax, reason, format: format, position: offset)
     }
 
-    private func lex() throws(PredicateError) -> [Token] {
+    private func lex() throws(FetchPredicateError) -> [Token] {
         var tokens: [Token] = []
         var i = 0
         let n = bytes.count
@@ -500,7 +500,7 @@ extension PredicateParser {
         return i
     }
 
-    private func lexString(from start: Int) throws(PredicateError) -> (String, Int) {
+    private func lexString(from start: Int) throws(FetchPredicateError) -> (String, Int) {
         let quote = bytes[start]
         var out: [UInt8] = []
         var i = start + 1

@@ -213,6 +213,6 @@ public final class PersistentStore: Sendable {
 /// Per-connection setup shared by every Strata connection.
 enum StoreConnection {
     static func prepare(_ db: Database) {
-        // SQLFunctions.register(in: db) — enabled with the predicate compiler.
+        SQLFunctions.register(in: db)
     }
 }

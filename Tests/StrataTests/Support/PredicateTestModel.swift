@@ -124,10 +124,6 @@ enum PredicateTestModel {
     }
 }
 
-// Foundation declares `Predicate`, `PredicateError` and `SortDescriptor`, and GRDB
-// `FetchRequest`: a client that imports them next to Strata picks Strata's with typealiases
-// (or writes `Strata.Predicate`).
-typealias Predicate = Strata.Predicate
-typealias PredicateError = Strata.PredicateError
-typealias SortDescriptor = Strata.SortDescriptor
+// GRDB also declares `FetchRequest`: a file that imports GRDB next to Strata picks Strata's
+// with a typealias (or writes `Strata.FetchRequest`).
 typealias FetchRequest = Strata.FetchRequest

@@ -14,7 +14,7 @@ import Foundation
 /// ```
 ///
 /// Argument values are never part of the message.
-public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct FetchPredicateError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {
         /// The format does not follow the grammar.
         case syntax
@@ -83,7 +83,7 @@ public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible
 
 // MARK: - Suggestions
 
-extension PredicateError {
+extension FetchPredicateError {
     /// Names among `candidates` close to `name` (edit distance, case-insensitive), best first.
     static func suggestions(for name: String, in candidates: [String]) -> [String] {
         let lowered = name.lowercased()

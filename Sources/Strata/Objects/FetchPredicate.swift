@@ -4,18 +4,18 @@ import Foundation
 /// to parameterized SQL over the store's tables (see ``FetchQuery``).
 ///
 /// ```swift
-/// let p = try Predicate(format: "tailNumber BEGINSWITH[c] %@ AND flightHours > %d", "f-g", 100)
-/// let q = try Predicate(format: "colorScheme.primary == %@ AND owner.name == %@", "red", "Air Lorraine")
-/// let r = try Predicate(format: "ANY crew.name ==[cd] %@ OR crew.@count == 0", "Zoé")
+/// let p = try FetchPredicate(format: "tailNumber BEGINSWITH[c] %@ AND flightHours > %d", "f-g", 100)
+/// let q = try FetchPredicate(format: "colorScheme.primary == %@ AND owner.name == %@", "red", "Air Lorraine")
+/// let r = try FetchPredicate(format: "ANY crew.name ==[cd] %@ OR crew.@count == 0", "Zoé")
 /// ```
 ///
 /// Parsing checks the syntax and binds the arguments; keypaths, types and operators are
-/// checked when the predicate is compiled for an entity, which throws a ``PredicateError``
+/// checked when the predicate is compiled for an entity, which throws a ``FetchPredicateError``
 /// naming the entity and the keypath. See `docs/Predicates.md` for the full grammar.
 ///
 /// Two predicates are equal when their trees are equal, whatever their spacing or spelling
 /// (`&&` or `AND`, `=` or `==`).
-public struct Predicate: Sendable, Hashable, CustomStringConvertible {
+public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The boolean tree.
     public var expression: PredicateExpression
 
@@ -27,22 +27,22 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
     /// Parses `format`, substituting `arguments` for its `%@`, `%K`, `%d`, `%i`, `%ld`, `%f`,
     /// `%lf` specifiers in order.
     ///
-    /// - Throws: ``PredicateError`` with the offset of the problem: a syntax error, a missing
+    /// - Throws: ``FetchPredicateError`` with the offset of the problem: a syntax error, a missing
     ///   argument, an extra argument, or an argument that does not fit its specifier.
-    public init(format: String, _ arguments: any PredicateArgument...) throws(PredicateError) {
+    public init(format: String, _ arguments: any PredicateArgument...) throws(FetchPredicateError) {
         try self.init(format: format, arguments: arguments)
     }
 
     /// Parses `format` with an array of arguments.
-    public init(format: String, arguments: [any PredicateArgument]) throws(PredicateError) {
+    public init(format: String, arguments: [any PredicateArgument]) throws(FetchPredicateError) {
         var parser = PredicateParser(format: format, arguments: arguments.map(\.predicateOperand))
         self.expression = try parser.parse()
     }
 
     /// The predicate that matches every object (`TRUEPREDICATE`).
-    public static let `true` = Predicate(.constant(true))
+    public static let `true` = FetchPredicate(.constant(true))
     /// The predicate that matches no object (`FALSEPREDICATE`).
-    public static let `false` = Predicate(.constant(false))
+    public static let `false` = FetchPredicate(.constant(false))
 
     /// The predicate in format syntax with its arguments inlined, like NSPredicate's
     /// `predicateFormat`: `name ==[c] "Café" AND ANY tags.name IN {"a", "b"}`.
@@ -51,13 +51,13 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
     /// A single comparison built in code, without parsing.
     ///
     /// ```swift
-    /// Predicate.comparison("owner.name", .equalTo, "Air Lorraine")
+    /// FetchPredicate.comparison("owner.name", .equalTo, "Air Lorraine")
     /// ```
     public static func comparison(
         _ keyPath: String, _ op: PredicateOperator, _ value: any PredicateArgument, options: PredicateOptions = [],
         modifier: PredicateModifier = .direct
-    ) -> Predicate {
-        Predicate(.comparison(PredicateComparison(.keyPath(keyPath), op, value.predicateOperand, options: options,
+    ) -> FetchPredicate {
+        FetchPredicate(.comparison(PredicateComparison(.keyPath(keyPath), op, value.predicateOperand, options: options,
                                                   modifier: modifier)))
     }
 
@@ -65,7 +65,7 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
 
     /// All of `predicates` (`TRUEPREDICATE` when empty). Nested ANDs are flattened and
     /// `TRUEPREDICATE` operands dropped.
-    public static func and(_ predicates: [Predicate]) -> Predicate {
+    public static func and(_ predicates: [FetchPredicate]) -> FetchPredicate {
         var parts: [PredicateExpression] = []
         for p in predicates {
             switch p.expression {
@@ -77,14 +77,14 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
         if parts.contains(.constant(false)) { return .false }
         switch parts.count {
         case 0: return .true
-        case 1: return Predicate(parts[0])
-        default: return Predicate(.and(parts))
+        case 1: return FetchPredicate(parts[0])
+        default: return FetchPredicate(.and(parts))
         }
     }
 
     /// Any of `predicates` (`FALSEPREDICATE` when empty). Nested ORs are flattened and
     /// `FALSEPREDICATE` operands dropped.
-    public static func or(_ predicates: [Predicate]) -> Predicate {
+    public static func or(_ predicates: [FetchPredicate]) -> FetchPredicate {
         var parts: [PredicateExpression] = []
         for p in predicates {
             switch p.expression {
@@ -96,28 +96,28 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
         if parts.contains(.constant(true)) { return .true }
         switch parts.count {
         case 0: return .false
-        case 1: return Predicate(parts[0])
-        default: return Predicate(.or(parts))
+        case 1: return FetchPredicate(parts[0])
+        default: return FetchPredicate(.or(parts))
         }
     }
 
     /// The negation of `predicate`.
-    public static func not(_ predicate: Predicate) -> Predicate {
+    public static func not(_ predicate: FetchPredicate) -> FetchPredicate {
         switch predicate.expression {
-        case .constant(let b): return Predicate(.constant(!b))
-        case .not(let inner): return Predicate(inner)
-        default: return Predicate(.not(predicate.expression))
+        case .constant(let b): return FetchPredicate(.constant(!b))
+        case .not(let inner): return FetchPredicate(inner)
+        default: return FetchPredicate(.not(predicate.expression))
         }
     }
 
     /// `self AND other`.
-    public func and(_ other: Predicate) -> Predicate { .and([self, other]) }
+    public func and(_ other: FetchPredicate) -> FetchPredicate { .and([self, other]) }
     /// `self OR other`.
-    public func or(_ other: Predicate) -> Predicate { .or([self, other]) }
+    public func or(_ other: FetchPredicate) -> FetchPredicate { .or([self, other]) }
     /// `NOT self`.
-    public var negated: Predicate { .not(self) }
+    public var negated: FetchPredicate { .not(self) }
 
-    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate { lhs.and(rhs) }
-    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate { lhs.or(rhs) }
-    public static prefix func ! (predicate: Predicate) -> Predicate { predicate.negated }
+    public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate { lhs.and(rhs) }
+    public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate { lhs.or(rhs) }
+    public static prefix func ! (predicate: FetchPredicate) -> FetchPredicate { predicate.negated }
 }

@@ -5,9 +5,9 @@ import Foundation
 /// (`tags.@count`).
 ///
 /// ```swift
-/// SortDescriptor("owner.name")
-/// SortDescriptor("flightHours", ascending: false)
-/// try SortDescriptor(parsing: "tailNumber:desc:ci")
+/// FetchSortDescriptor("owner.name")
+/// FetchSortDescriptor("flightHours", ascending: false)
+/// try FetchSortDescriptor(parsing: "tailNumber:desc:ci")
 /// ```
 ///
 /// Strings sort by code point (SQLite's BINARY collation); `caseInsensitive` sorts by the
@@ -15,7 +15,7 @@ import Foundation
 /// sorts first ascending and last descending. Fetches always end with a tiebreak on the
 /// primary key, so that equal keys come out in a stable order and paging with
 /// `fetchOffset` neither skips nor repeats objects.
-public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
+public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
     public var keyPath: String
     public var ascending: Bool
     public var caseInsensitive: Bool
@@ -29,8 +29,8 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// Parses `key`, `key:asc`, `key:desc`, and a trailing `:ci` for case-insensitive
     /// (`owner.name:desc:ci`). A leading `-` also means descending (`-flightHours`).
     ///
-    /// - Throws: ``PredicateError`` (code `.syntax`) pointing at the unknown part.
-    public init(parsing text: String) throws(PredicateError) {
+    /// - Throws: ``FetchPredicateError`` (code `.syntax`) pointing at the unknown part.
+    public init(parsing text: String) throws(FetchPredicateError) {
         var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         var key = parts.removeFirst().trimmingCharacters(in: .whitespaces)
         var ascending = true
@@ -39,7 +39,7 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
             key.removeFirst()
         }
         guard !key.isEmpty else {
-            throw PredicateError(.syntax, "expected a keypath to sort by, as in name or name:desc", format: text, position: 0)
+            throw FetchPredicateError(.syntax, "expected a keypath to sort by, as in name or name:desc", format: text, position: 0)
         }
         var offset = text.utf8.count - parts.map { $0.utf8.count + 1 }.reduce(0, +)
         var caseInsensitive = false
@@ -49,7 +49,7 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
             case "desc", "descending": ascending = false
             case "ci", "c", "caseinsensitive": caseInsensitive = true
             default:
-                throw PredicateError(.syntax, "unknown sort option '\(part)'; use asc, desc or ci (case-insensitive), as in name:desc:ci",
+                throw FetchPredicateError(.syntax, "unknown sort option '\(part)'; use asc, desc or ci (case-insensitive), as in name:desc:ci",
                                      format: text, position: offset + 1)
             }
             offset += part.utf8.count + 1
@@ -58,10 +58,10 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a comma-separated list: `"owner.name, flightHours:desc"`.
-    public static func list(parsing text: String) throws(PredicateError) -> [SortDescriptor] {
-        var result: [SortDescriptor] = []
+    public static func list(parsing text: String) throws(FetchPredicateError) -> [FetchSortDescriptor] {
+        var result: [FetchSortDescriptor] = []
         for part in text.split(separator: ",") where !part.trimmingCharacters(in: .whitespaces).isEmpty {
-            result.append(try SortDescriptor(parsing: String(part)))
+            result.append(try FetchSortDescriptor(parsing: String(part)))
         }
         return result
     }
@@ -72,7 +72,7 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The same ordering, reversed.
-    public var reversed: SortDescriptor {
-        SortDescriptor(keyPath, ascending: !ascending, caseInsensitive: caseInsensitive)
+    public var reversed: FetchSortDescriptor {
+        FetchSortDescriptor(keyPath, ascending: !ascending, caseInsensitive: caseInsensitive)
     }
 }
