@@ -1,44 +1,375 @@
 import Foundation
 import GRDB
 
-/// Runs the tasks of a store's deferred ledger. (Initial offline form: each task in one
-/// transaction; the online batched form replaces it.)
+/// Runs the tasks of a store's deferred ledger, online.
+///
+/// - **Table rewrites** create a shadow table with the final definition and the table's final
+///   indexes, install triggers that mirror every insert, update and delete of the live table
+///   into the shadow (so concurrent writes keep flowing and are captured, by this process or
+///   any other), copy rows in key order in small batches whose size adapts to the time
+///   budget, then swap in one short transaction (drop the old table, rename the shadow).
+///   Unique indexes move to the shadow at the start; the triggers make them enforce
+///   uniqueness for the live table meanwhile.
+/// - **Table drops** delete rows in batches, then drop the empty table.
+/// - **Index builds** on small tables run in one step; on large ones, as an online rewrite.
+/// - **Incremental vacuum** frees pages in batches.
+///
+/// Every batch is one transaction that also records progress in the ledger, so a crash,
+/// a cancellation or a pause resumes exactly where it stopped.
 struct DeferredFinisher {
     let store: PersistentStore
     let options: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
 
+    /// Tables with at most this many rows get their indexes built in one statement.
+    static let directIndexBuildRows: Int64 = 100_000
+
+    private final class Counters {
+        var rows: Int64 = 0
+        var batches = 0
+        var batchSize = 500
+    }
+
     func run() async throws -> FinishReport {
         let start = ContinuousClock.now
         var report = FinishReport(tasksFinished: 0, tasksRemaining: 0, rowsProcessed: 0, batches: 0, seconds: 0, stoppedEarly: false)
-        let entries = try readEntries()
-        for (i, entry) in entries.enumerated() {
+        let counters = Counters()
+        let total = try readEntries().count
+        var index = 0
+        while true {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
-            if Task.isCancelled || !options.shouldContinue() { report.stoppedEarly = true; break }
-            try runOffline(entry)
+            guard let entry = try readEntries().first else { break }
+            guard await mayContinue() else { report.stoppedEarly = true; break }
+            let finished = try await runTask(entry, index: index, of: total, counters: counters)
+            if !finished { report.stoppedEarly = true; break }
             report.tasksFinished += 1
-            report.batches += 1
-            report.rowsProcessed += entry.payload.rowsTotal
-            var done = entry.task
-            done.state = .done
-            done.rowsDone = entry.payload.rowsTotal
-            progress?(DeferredProgress(task: done, taskIndex: i, taskCount: entries.count))
+            index += 1
         }
+        report.rowsProcessed = counters.rows
+        report.batches = counters.batches
         report.tasksRemaining = try readEntries().count
-        report.stoppedEarly = report.stoppedEarly || (report.tasksRemaining > 0 && options.maxTasks == nil)
-        report.seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+        let elapsed = (ContinuousClock.now - start).components
+        report.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
+        if report.tasksFinished > 0 && report.tasksRemaining == 0 {
+            try recordFinished(report)
+        }
         return report
     }
+
+    // MARK: - Scheduling
+
+    private func mayContinue() async -> Bool {
+        !Task.isCancelled && options.shouldContinue()
+    }
+
+    private func pause() async -> Bool {
+        if options.pauseBetweenBatches > .zero {
+            try? await Task.sleep(for: options.pauseBetweenBatches)
+        } else {
+            await Task.yield()
+        }
+        return await mayContinue()
+    }
+
+    private func adapt(_ counters: Counters, elapsed: Duration) {
+        let budget = Double(options.batchBudget.components.attoseconds) / 1e18 + Double(options.batchBudget.components.seconds)
+        let took = max(1e-5, Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+        let scaled = Double(counters.batchSize) * min(2.0, max(0.25, budget / took))
+        counters.batchSize = Int(min(200_000, max(50, scaled)))
+    }
+
+    private func report(_ entry: DeferredLedger.Entry, rowsDone: Int64, state: DeferredTask.State, index: Int, of total: Int) {
+        var task = entry.task
+        task.rowsDone = rowsDone
+        task.state = state
+        progress?(DeferredProgress(task: task, taskIndex: index, taskCount: total))
+    }
+
+    // MARK: - Tasks
+
+    /// Runs one task; returns false when stopped before it was done.
+    private func runTask(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        switch entry.payload.operation.kind {
+        case .rewriteTable(let rewrite):
+            return try await runRewrite(entry, rewrite, keyColumn: StorageLayout.primaryKeyColumn, conflictKey: [StorageLayout.primaryKeyColumn], index: index, of: total, counters: counters)
+        case .rewriteJoinTable(let rewrite):
+            return try await runRewrite(entry, rewrite, keyColumn: "rowid", conflictKey: ["source_id", "target_id"], index: index, of: total, counters: counters)
+        case .dropTable(let table):
+            return try await runDrop(entry, table: table, index: index, of: total, counters: counters)
+        case .createIndex(let spec) where entry.payload.rowsTotal > Self.directIndexBuildRows:
+            if let rewrite = onlineRewrite(for: spec.table) {
+                let keyColumn = store.layout.tables[spec.table] != nil ? StorageLayout.primaryKeyColumn : "rowid"
+                let conflict = store.layout.tables[spec.table] != nil ? [StorageLayout.primaryKeyColumn] : ["source_id", "target_id"]
+                return try await runRewrite(entry, rewrite, keyColumn: keyColumn, conflictKey: conflict, index: index, of: total, counters: counters)
+            }
+            fallthrough
+        case .incrementalVacuum:
+            return try await runVacuum(entry, index: index, of: total, counters: counters)
+        default:
+            try runInOneStep(entry, counters: counters)
+            report(entry, rowsDone: entry.payload.rowsTotal, state: .done, index: index, of: total)
+            return true
+        }
+    }
+
+    private func runInOneStep(_ entry: DeferredLedger.Entry, counters: Counters) throws {
+        let operation = entry.payload.operation
+        try store.database.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try operation.execute(in: db)
+                try DeferredLedger.complete(id: entry.task.id, in: db)
+                return .commit
+            }
+        }
+        counters.batches += 1
+        counters.rows += entry.payload.rowsTotal
+    }
+
+    /// A rewrite of `table` into its current definition (used to build an index online).
+    private func onlineRewrite(for table: String) -> TableRewrite? {
+        let layout = store.layout
+        let create: String, shadow: String, columns: [String]
+        if let t = layout.tables[table] {
+            (create, shadow, columns) = (layout.createTableSQL(t), layout.createTableSQL(t, name: SchemaReconciler.shadowName(table)), t.columns.map(\.name))
+        } else if let j = layout.joinTables[table] {
+            (create, shadow, columns) = (layout.createJoinTableSQL(j), layout.createJoinTableSQL(j, name: SchemaReconciler.shadowName(table)), j.columnNames)
+        } else {
+            return nil
+        }
+        return TableRewrite(table: table, shadowTable: SchemaReconciler.shadowName(table), createShadowSQL: shadow, finalCreateSQL: create,
+                            columns: columns, droppedColumns: [], retypedColumns: [],
+                            indexSQL: layout.indexes.filter { $0.table == table }.map { layout.createIndexSQL($0, ifNotExists: true) },
+                            reasons: ["build indexes online"])
+    }
+
+    // MARK: - Online rewrite
+
+    private func runRewrite(_ entry: DeferredLedger.Entry, _ rewrite: TableRewrite, keyColumn: String, conflictKey: [String],
+                            index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        var state = entry.progress
+        let id = entry.task.id
+        if !state.started {
+            state = try beginRewrite(rewrite, conflictKey: conflictKey, id: id)
+        }
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            let size = counters.batchSize
+            let before = state.rowsDone
+            let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, state: &state, id: id)
+            counters.batches += 1
+            counters.rows += state.rowsDone - before
+            adapt(counters, elapsed: ContinuousClock.now - batchStart)
+            report(entry, rowsDone: state.rowsDone, state: .running, index: index, of: total)
+            if done { break }
+            guard await pause() else { return false }
+        }
+        guard await mayContinue() else { return false }
+        try swap(rewrite, keyColumn: keyColumn, state: state, id: id)
+        counters.batches += 1
+        report(entry, rowsDone: max(state.rowsDone, entry.payload.rowsTotal), state: .done, index: index, of: total)
+        return true
+    }
+
+    private func beginRewrite(_ rewrite: TableRewrite, conflictKey: [String], id: Int64) throws -> DeferredLedger.Progress {
+        let state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
+        try store.database.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try startRewrite(rewrite, conflictKey: conflictKey, in: db)
+                try DeferredLedger.saveProgress(state, id: id, in: db)
+                return .commit
+            }
+        }
+        return state
+    }
+
+    /// Copies the next batch of rows (by key) into the shadow and records progress; returns
+    /// true when no rows were left to copy.
+    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, state: inout DeferredLedger.Progress, id: Int64) throws -> Bool {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
+        let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
+        var next = state
+        let finished: Bool = try store.database.writeWithoutTransaction { db in
+            var finished = false
+            try db.inTransaction {
+                let last = next.lastKey ?? Int64.min
+                if let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [last, size - 1]) {
+                    try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key)", arguments: [last, upper])
+                    next.lastKey = upper
+                    next.rowsDone += Int64(size)
+                } else {
+                    let remaining = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [last]) ?? 0
+                    try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? ORDER BY \(key)", arguments: [last])
+                    next.rowsDone += remaining
+                    next.lastKey = try Int64.fetchOne(db, sql: "SELECT max(\(key)) FROM \(t)") ?? next.lastKey
+                    finished = true
+                }
+                try DeferredLedger.saveProgress(next, id: id, in: db)
+                return .commit
+            }
+            return finished
+        }
+        state = next
+        return finished
+    }
+
+    /// Swaps the shadow in: one short transaction, foreign keys off so that dropping the old
+    /// table does not cascade into the join tables that reference it.
+    private func swap(_ rewrite: TableRewrite, keyColumn: String, state: DeferredLedger.Progress, id: Int64) throws {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
+        let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
+        try store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            try db.inTransaction {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
+                try dropTriggers(for: rewrite.table, in: db)
+                try db.execute(sql: "DROP TABLE \(t)")
+                try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
+                try DeferredLedger.complete(id: id, in: db)
+                return .commit
+            }
+        }
+    }
+
+    /// Creates the shadow table with the final indexes, moves same-named indexes off the live
+    /// table, and installs the capture triggers.
+    private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        try dropTriggers(for: rewrite.table, in: db)
+        try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
+        try db.execute(sql: rewrite.createShadowSQL)
+        for index in store.layout.indexes where index.table == rewrite.table {
+            try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
+            var onShadow = index
+            onShadow.table = rewrite.shadowTable
+            try db.execute(sql: store.layout.createIndexSQL(onShadow))
+        }
+        let columns = rewrite.columns
+        let names = columns.map(quoteIdentifier).joined(separator: ", ")
+        let newValues = columns.map { "NEW.\(quoteIdentifier($0))" }.joined(separator: ", ")
+        let updates = columns.filter { !conflictKey.contains($0) }.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }
+        let conflict = "ON CONFLICT(\(conflictKey.map(quoteIdentifier).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))")
+        let upsert = "INSERT INTO \(s) (\(names)) VALUES (\(newValues)) \(conflict);"
+        let matchOld = conflictKey.map { "\(quoteIdentifier($0)) = OLD.\(quoteIdentifier($0))" }.joined(separator: " AND ")
+        let prefix = triggerPrefix(rewrite.table)
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END")
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); \(upsert) END")
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); END")
+    }
+
+    private func triggerPrefix(_ table: String) -> String { "_strata_rw_\(table)_" }
+
+    private func dropTriggers(for table: String, in db: Database) throws {
+        for suffix in ["ins", "upd", "del"] {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(triggerPrefix(table) + suffix))")
+        }
+    }
+
+    // MARK: - Drop and vacuum
+
+    private func runDrop(_ entry: DeferredLedger.Entry, table: String, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        var state = entry.progress
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            let before = state.rowsDone
+            let remaining = try dropBatch(table, size: counters.batchSize, state: &state, id: entry.task.id)
+            counters.batches += 1
+            counters.rows += state.rowsDone - before
+            adapt(counters, elapsed: ContinuousClock.now - batchStart)
+            report(entry, rowsDone: state.rowsDone, state: remaining ? .running : .done, index: index, of: total)
+            if !remaining { return true }
+            guard await pause() else { return false }
+        }
+    }
+
+    /// Deletes one batch of rows (foreign keys off: the table is going away); drops the table
+    /// once empty. Returns whether rows remain.
+    private func dropBatch(_ table: String, size: Int, state: inout DeferredLedger.Progress, id: Int64) throws -> Bool {
+        let t = quoteIdentifier(table)
+        var next = state
+        let more: Bool = try store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            var more = false
+            try db.inTransaction {
+                guard try db.tableExists(table) else {
+                    try DeferredLedger.complete(id: id, in: db)
+                    return .commit
+                }
+                try db.execute(sql: "DELETE FROM \(t) WHERE rowid IN (SELECT rowid FROM \(t) LIMIT ?)", arguments: [size])
+                let deleted = Int64(db.changesCount)
+                next.rowsDone += deleted
+                if deleted < size {
+                    try db.execute(sql: "DROP TABLE \(t)")
+                    try DeferredLedger.complete(id: id, in: db)
+                } else {
+                    more = true
+                    try DeferredLedger.saveProgress(next, id: id, in: db)
+                }
+                return .commit
+            }
+            return more
+        }
+        state = next
+        return more
+    }
+
+    private func runVacuum(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        while true {
+            guard await mayContinue() else { return false }
+            let more = try vacuumBatch(id: entry.task.id)
+            counters.batches += 1
+            if !more {
+                report(entry, rowsDone: 0, state: .done, index: index, of: total)
+                return true
+            }
+            guard await pause() else { return false }
+        }
+    }
+
+    private func vacuumBatch(id: Int64) throws -> Bool {
+        try store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA incremental_vacuum(256)")
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            if free == 0 { try DeferredLedger.complete(id: id, in: db) }
+            return free > 0
+        }
+    }
+
+    // MARK: - Ledger
 
     private func readEntries() throws -> [DeferredLedger.Entry] {
         try store.database.read { db in try DeferredLedger.entries(in: db) }
     }
 
-    private func runOffline(_ entry: DeferredLedger.Entry) throws {
-        let operation = entry.payload.operation
-        try store.database.writeWithoutTransaction { db in
-            if operation.requiresForeignKeysOff { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-            defer { if operation.requiresForeignKeysOff { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+    private func recordFinished(_ report: FinishReport) throws {
+        let model = store.model
+        try store.database.write { db in
+            try MetadataSchema.appendHistory(.init(
+                at: Date(), kind: "deferred-finished", fromVersion: model.version, fromChecksum: model.checksum,
+                toVersion: model.version, toChecksum: model.checksum,
+                detail: "\(report.tasksFinished) deferred task(s) finished, \(report.rowsProcessed) rows, \(report.batches) batches"), in: db)
+        }
+    }
+
+    /// Runs every ledger task at once, each in one transaction (migration without deferral).
+    /// `db` must be outside a transaction.
+    static func runAllOffline(in db: Database, layout: StorageLayout) throws {
+        for entry in try DeferredLedger.entries(in: db) {
+            let operation = entry.payload.operation
+            let needsForeignKeysOff = operation.requiresForeignKeysOff || { if case .dropTable = operation.kind { return true } else { return false } }()
+            if needsForeignKeysOff { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if needsForeignKeysOff { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+            if case .incrementalVacuum = operation.kind {
+                try db.execute(sql: "PRAGMA incremental_vacuum")
+                try DeferredLedger.complete(id: entry.task.id, in: db)
+                continue
+            }
             try db.inTransaction {
                 try operation.execute(in: db)
                 try DeferredLedger.complete(id: entry.task.id, in: db)

@@ -40,7 +40,11 @@ extension PersistentStore {
     public func finishDeferredMigration(
         _ options: FinishOptions = FinishOptions(), progress: (@Sendable (DeferredProgress) -> Void)? = nil
     ) async throws -> FinishReport {
-        try await DeferredFinisher(store: self, options: options, progress: progress).run()
+        do {
+            return try await DeferredFinisher(store: self, options: options, progress: progress).run()
+        } catch let error as DatabaseError {
+            throw StoreError.from(error, path: url.path, while: "finishing deferred work (the batch was rolled back; progress is kept in the ledger)")
+        }
     }
 
     /// Finishes the next pending deferred task only (Core Data's `finishDeferredMigrationTask`).
@@ -50,6 +54,6 @@ extension PersistentStore {
     ) async throws -> FinishReport {
         var one = options
         one.maxTasks = 1
-        return try await DeferredFinisher(store: self, options: one, progress: progress).run()
+        return try await finishDeferredMigration(one, progress: progress)
     }
 }

@@ -5,8 +5,10 @@ import GRDB
 ///
 /// One entry per table, index and trigger of `sqlite_master`, as `"<type> <name> ON <table>: <sql>"`
 /// with runs of whitespace collapsed to one space and no space inside parentheses, sorted.
-/// Strata's own metadata tables (names starting with `_strata`) and SQLite's internal objects
-/// (`sqlite_*`, including automatic indexes, which have no SQL) are left out.
+/// Strata's own metadata tables (`_strata_metadata`, `_strata_history`, `_strata_deferred`) and
+/// SQLite's internal objects (`sqlite_*`, including automatic indexes, which have no SQL) are
+/// left out. Leftovers of unfinished cleanup (`_strata_dropped_*`, `_strata_rewrite_*`, …) are
+/// kept, so that a store with pending work never looks identical to a fresh one.
 ///
 /// ```swift
 /// let migrated = try dbQueue.read(SchemaSnapshot.of)
@@ -18,8 +20,8 @@ public enum SchemaSnapshot {
         let rows = try Row.fetchAll(db, sql: """
             SELECT type, name, tbl_name, sql FROM sqlite_master
             WHERE type IN ('table', 'index', 'trigger') AND sql IS NOT NULL
-              AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_strata%' ESCAPE '\\'
-              AND tbl_name NOT LIKE '\\_strata%' ESCAPE '\\'
+              AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+              AND tbl_name NOT IN ('_strata_metadata', '_strata_history', '_strata_deferred')
             """)
         return rows.map { row -> String in
             let type: String = row["type"]

@@ -1,13 +1,132 @@
 import Foundation
+import GRDB
 
-/// Runs the migration of a store file at open. (Lightweight inference and deferral land with
-/// the migration work; until then a different model version is refused.)
+/// Migrates a store file at open: infers a lightweight plan from the model embedded in the
+/// store to the requested model, runs its synchronous part in one transaction, and records
+/// the rest in the deferred ledger (or runs it before returning, without deferral).
 enum StoreMigrator {
     static func migrate(at url: URL, from metadata: StoreMetadata, to model: ObjectModel, options: MigrationOptions,
                         storeOptions: StoreOptions) throws(StoreError) -> StoreMetadata {
-        throw StoreError(.incompatibleModel, path: url.path,
-                         "migration from '\(metadata.modelVersion)' to '\(model.version)' is not supported yet",
-                         storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum,
-                         modelVersion: model.version, modelChecksum: model.checksum, differences: metadata.differences(from: model))
+        let path = url.path
+        let source = options.knownVersions.first { $0.checksum == metadata.modelChecksum } ?? metadata.model
+        guard options.inferAutomatically else {
+            throw StoreError(.incompatibleModel, path: path, "the store is at '\(metadata.modelVersion)' and automatic inference is off; use a staged migration to reach '\(model.version)'",
+                             storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
+        }
+        let plan: MigrationPlan
+        do {
+            plan = try MigrationPlan.infer(from: source, to: model)
+        } catch {
+            throw StoreError(.migrationRefused, path: path, "cannot migrate from '\(metadata.modelVersion)' to '\(model.version)': \(error)",
+                             storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
+        }
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: storeOptions.busyTimeout))
+            defer { try? queue.close() }
+            try queue.writeWithoutTransaction { db in
+                _ = try? db.checkpoint(.passive)
+                try apply(plan, from: metadata, to: model, deferCleanup: options.deferCleanup, in: db)
+            }
+            if !options.deferCleanup {
+                try queue.writeWithoutTransaction { db in try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: model)) }
+            }
+            storeOptions.logger.notice("migrated store", metadata: [
+                "strata.store": "\(path)", "strata.from": "\(metadata.modelVersion)", "strata.to": "\(model.version)",
+                "strata.deferred": "\(options.deferCleanup)",
+            ])
+            return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
+        } catch let error as MigrationError {
+            throw StoreError(.migrationRefused, path: path, "migration from '\(metadata.modelVersion)' to '\(model.version)' failed, nothing was changed: \(error)",
+                             storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
+        } catch {
+            throw StoreError.from(error, path: path, while: "migrating from '\(metadata.modelVersion)' to '\(model.version)' (nothing was changed)")
+        }
+    }
+
+    /// Runs the synchronous part of `plan` and rewrites the ledger, in one transaction on `db`.
+    /// Used by lightweight migration at open and by each hop of staged migrations.
+    static func apply(_ plan: MigrationPlan, from metadata: StoreMetadata, to model: ObjectModel, deferCleanup: Bool,
+                      kind: String = "lightweight", detail: String? = nil, in db: Database,
+                      beforeCommit: ((Database) throws -> Void)? = nil) throws {
+        try db.inTransaction {
+            try abandonRunningRewrites(in: db)
+            for operation in plan.synchronous {
+                try clearStaleNames(for: operation, in: db)
+                try operation.execute(in: db)
+            }
+            try beforeCommit?(db)
+            try rewriteLedger(for: model, plan: plan, in: db)
+            try MetadataSchema.writeModel(model, in: db)
+            let pending = try DeferredLedger.pendingTasks(in: db).count
+            try MetadataSchema.appendHistory(.init(
+                at: Date(), kind: kind, fromVersion: metadata.modelVersion, fromChecksum: metadata.modelChecksum,
+                toVersion: model.version, toChecksum: model.checksum,
+                detail: detail ?? "\(plan.synchronous.count) synchronous operation(s); \(pending) deferred task(s) \(deferCleanup ? "recorded" : "to run now")"), in: db)
+            return .commit
+        }
+    }
+
+    /// Replaces the ledger with what separates the physical schema from a fresh store of `model`.
+    /// Unique indexes the model needs are built now (they are part of correctness).
+    static func rewriteLedger(for model: ObjectModel, plan: MigrationPlan?, in db: Database) throws {
+        var reasons: [String: [String]] = [:]
+        for operation in plan?.deferrable ?? [] {
+            if case .rewriteTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
+            if case .rewriteJoinTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
+        }
+        try DeferredLedger.removeAll(in: db)
+        for task in try SchemaReconciler.tasks(for: StorageLayout(model: model), in: db, reasons: reasons) {
+            if !task.operation.isDeferrable {
+                try task.operation.execute(in: db)
+                continue
+            }
+            try DeferredLedger.append(task.operation, kind: task.kind, summary: task.summary, rowsTotal: task.rowsTotal, in: db)
+        }
+    }
+
+    /// An online rewrite that was running keeps a shadow table and triggers; a new migration
+    /// abandons them (the rewrite restarts from the new ledger).
+    static func abandonRunningRewrites(in db: Database) throws {
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '\\_strata\\_rw\\_%' ESCAPE '\\'") {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(name))")
+        }
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_strata\\_rewrite\\_%' ESCAPE '\\'") {
+            try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(name))")
+        }
+    }
+
+    /// Moves a leftover table or column (awaiting its deferred drop) out of the way of an
+    /// operation that needs its name.
+    static func clearStaleNames(for operation: MigrationOperation, in db: Database) throws {
+        func moveTable(_ name: String) throws {
+            guard try db.tableExists(name) else { return }
+            try db.execute(sql: "ALTER TABLE \(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(try freeTableName("_strata_dropped_\(name)", db)))")
+        }
+        func moveColumn(_ column: String, of table: String) throws {
+            guard try db.tableExists(table), try db.columns(in: table).contains(where: { $0.name == column }) else { return }
+            var candidate = "_strata_dropped_\(column)"
+            var n = 1
+            let existing = Set(try db.columns(in: table).map(\.name))
+            while existing.contains(candidate) { n += 1; candidate = "_strata_dropped_\(column)_\(n)" }
+            try db.execute(sql: "ALTER TABLE \(quoteIdentifier(table)) RENAME COLUMN \(quoteIdentifier(column)) TO \(quoteIdentifier(candidate))")
+        }
+        switch operation.kind {
+        case .createTable(let table, _), .createJoinTable(let table, _): try moveTable(table)
+        case .renameTable(_, let to): try moveTable(to)
+        case .addColumn(let table, let column, _, _): try moveColumn(column, of: table)
+        case .renameColumn(let table, _, let to): try moveColumn(to, of: table)
+        case .createIndex(let spec):
+            if try db.indexes(on: spec.table).contains(where: { $0.name == spec.name }) || (try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [spec.name])) != nil {
+                try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(spec.name))")
+            }
+        default: break
+        }
+    }
+
+    private static func freeTableName(_ base: String, _ db: Database) throws -> String {
+        var candidate = base
+        var n = 1
+        while try db.tableExists(candidate) { n += 1; candidate = "\(base)_\(n)" }
+        return candidate
     }
 }

@@ -258,10 +258,10 @@ extension ObjectContext {
             return []
         case .inverseForeignKey(_, let column, let orderColumn):
             let order = orderColumn.map { "d.\(quoteIdentifier($0)) IS NULL, d.\(quoteIdentifier($0)), " } ?? ""
-            return try fetchRows(SQLFragment("SELECT d.* FROM \(table) d WHERE d.\(quoteIdentifier(column)) = ?\(filter) ORDER BY \(order)d.\"_pk\"", arguments), table: destination.table)
+            return try fetchRows(SQLFragment("SELECT \(selectList(table: destination.table, alias: "d")) FROM \(table) d WHERE d.\(quoteIdentifier(column)) = ?\(filter) ORDER BY \(order)d.\"_pk\"", arguments), table: destination.table)
         case .joinTable(let name, let own, let other, let orderColumn):
             let order = orderColumn.map { "j.\(quoteIdentifier($0)) IS NULL, j.\(quoteIdentifier($0)), " } ?? ""
-            return try fetchRows(SQLFragment("SELECT d.* FROM \(table) d JOIN \(quoteIdentifier(name)) j ON d.\"_pk\" = j.\(quoteIdentifier(other)) WHERE j.\(quoteIdentifier(own)) = ?\(filter) ORDER BY \(order)d.\"_pk\"", arguments), table: destination.table)
+            return try fetchRows(SQLFragment("SELECT \(selectList(table: destination.table, alias: "d")) FROM \(table) d JOIN \(quoteIdentifier(name)) j ON d.\"_pk\" = j.\(quoteIdentifier(other)) WHERE j.\(quoteIdentifier(own)) = ?\(filter) ORDER BY \(order)d.\"_pk\"", arguments), table: destination.table)
         }
     }
 }

@@ -145,7 +145,7 @@ public final class ObjectContext {
         guard let layout = store.layout.entity(id.entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(id.entityName)' in model '\(model.version)'", entity: id.entityName)
         }
-        let objects = try fetchRows(SQLFragment("SELECT * FROM \(quoteIdentifier(layout.table)) WHERE \"_pk\" = ?", [.int(id.primaryKey)]), table: layout.table)
+        let objects = try fetchRows(SQLFragment("SELECT \(selectList(table: layout.table, alias: nil)) FROM \(quoteIdentifier(layout.table)) WHERE \"_pk\" = ?", [.int(id.primaryKey)]), table: layout.table)
         guard let object = objects.first, model.entity(object.entity.name, isKindOf: id.entityName) else {
             throw ObjectContextError(.objectNotFound, "no object \(id) in the store (deleted, or never saved)", entity: id.entityName, objectID: id)
         }
@@ -191,6 +191,13 @@ public final class ObjectContext {
     }
 
     // MARK: - Rows to objects
+
+    /// The columns of an entity table in the current model, as a select list. The object layer
+    /// never reads `*`: a store with deferred cleanup still has leftover columns.
+    func selectList(table: String, alias: String?) -> String {
+        let prefix = alias.map { "\($0)." } ?? ""
+        return (store.layout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
+    }
 
     /// Runs a `SELECT` of whole rows of one entity table and returns registered objects.
     func fetchRows(_ fragment: SQLFragment, table: String) throws -> [ManagedObject] {

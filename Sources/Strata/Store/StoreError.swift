@@ -17,6 +17,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case notAStrataStore
         /// The store was written with a different model version and migration was not requested.
         case incompatibleModel
+        /// A migration was requested but cannot be inferred or failed; nothing was changed.
+        case migrationRefused
         /// Another connection holds a lock for longer than the busy timeout.
         case locked
         /// The file or its directory cannot be written.
