@@ -16,6 +16,8 @@ struct Stratactl: AsyncParsableCommand {
             """,
         subcommands: [
             ModelCommand.self,
+            PlanCommand.self,
+            DeferredCommand.self,
         ]
     )
 }

@@ -27,7 +27,7 @@ struct DeferredFinisher {
     private final class Counters {
         var rows: Int64 = 0
         var batches = 0
-        var batchSize = 500
+        var batchSize = 200
     }
 
     func run() async throws -> FinishReport {
@@ -177,6 +177,7 @@ struct DeferredFinisher {
         try store.database.writeWithoutTransaction { db in
             try db.inTransaction {
                 try startRewrite(rewrite, conflictKey: conflictKey, in: db)
+                FaultInjection.point("rewrite.start")
                 try DeferredLedger.saveProgress(state, id: id, in: db)
                 return .commit
             }
@@ -206,12 +207,14 @@ struct DeferredFinisher {
                     next.lastKey = try Int64.fetchOne(db, sql: "SELECT max(\(key)) FROM \(t)") ?? next.lastKey
                     finished = true
                 }
+                FaultInjection.point("rewrite.mid-batch")
                 try DeferredLedger.saveProgress(next, id: id, in: db)
                 return .commit
             }
             return finished
         }
         state = next
+        FaultInjection.point("rewrite.between-batches")
         return finished
     }
 
@@ -228,6 +231,7 @@ struct DeferredFinisher {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
                 try dropTriggers(for: rewrite.table, in: db)
                 try db.execute(sql: "DROP TABLE \(t)")
+                FaultInjection.point("rewrite.swap")
                 try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
                 try DeferredLedger.complete(id: id, in: db)
                 return .commit
@@ -304,6 +308,7 @@ struct DeferredFinisher {
                 try db.execute(sql: "DELETE FROM \(t) WHERE rowid IN (SELECT rowid FROM \(t) LIMIT ?)", arguments: [size])
                 let deleted = Int64(db.changesCount)
                 next.rowsDone += deleted
+                FaultInjection.point("drop.mid-batch")
                 if deleted < size {
                     try db.execute(sql: "DROP TABLE \(t)")
                     try DeferredLedger.complete(id: id, in: db)

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+/// `stratactl deferred …`: a store file's deferred ledger, offline (without the daemon).
+struct DeferredCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deferred",
+        abstract: "List or finish a store file's deferred migration work, without the daemon.",
+        discussion: """
+            A store opened with deferred cleanup keeps the expensive part of its migrations \
+            (dropping columns and tables, building indexes, reclaiming pages) in a ledger in its \
+            own metadata. `list` reads it without writing; `finish` runs it online, in small \
+            batches, while other processes keep using the store. When stratad serves the store, \
+            prefer `stratactl finish-deferred`, which lets the daemon's scheduler do it.
+            """,
+        subcommands: [List.self, Finish.self]
+    )
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List pending deferred tasks (read-only).")
+        @Argument(help: "The store file.") var store: String
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            let tasks: [DeferredTask]
+            do { tasks = try PersistentStore.pendingDeferredWork(at: URL(fileURLWithPath: store)) } catch { throw CLIFailure(error) }
+            if output.json {
+                try printJSON(tasks.map(\.jsonObject))
+                return
+            }
+            if tasks.isEmpty {
+                print("\(store): no deferred work pending")
+                return
+            }
+            print("\(store): \(tasks.count) deferred task(s) pending")
+            for task in tasks {
+                let progress = task.rowsTotal > 0 ? " [\(task.rowsDone)/\(task.rowsTotal) rows]" : ""
+                print("  #\(task.id) \(task.state.rawValue.uppercased()) \(task.summary)\(progress)")
+            }
+        }
+    }
+
+    struct Finish: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Finish pending deferred tasks online (batched, resumable).",
+            discussion: "Interrupting (Ctrl-C, kill) is safe: progress is kept in the ledger and the next run resumes.")
+        @Argument(help: "The store file.") var store: String
+        @Option(name: .customLong("batch-ms"), help: "Time budget of one batch, in milliseconds.") var batchMilliseconds = 20
+        @Option(name: .customLong("pause-ms"), help: "Pause after each batch, in milliseconds.") var pauseMilliseconds = 0
+        @Flag(name: .customLong("one"), help: "Finish only the next task.") var onlyOne = false
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            guard batchMilliseconds > 0 else { throw ValidationError("--batch-ms must be positive") }
+            guard pauseMilliseconds >= 0 else { throw ValidationError("--pause-ms must not be negative") }
+        }
+
+        func run() async throws {
+            let url = URL(fileURLWithPath: store)
+            let store: PersistentStore
+            do {
+                let metadata = try PersistentStore.metadata(at: url)
+                store = try PersistentStore.open(at: url, model: metadata.model, options: StoreOptions(createIfMissing: false))
+            } catch { throw CLIFailure(error) }
+            let bar = ProgressBar(enabled: !output.json)
+            let options = FinishOptions(batchBudget: .milliseconds(batchMilliseconds), pauseBetweenBatches: .milliseconds(pauseMilliseconds),
+                                        maxTasks: onlyOne ? 1 : nil)
+            let report: FinishReport
+            do {
+                report = try await store.finishDeferredMigration(options) { progress in
+                    bar.update(fraction: progress.task.fraction, label: "task \(progress.taskIndex + 1)/\(progress.taskCount): \(progress.task.summary)")
+                }
+            } catch { bar.finish(); throw CLIFailure(error) }
+            bar.finish()
+            if output.json {
+                try printJSON(["tasksFinished": report.tasksFinished, "tasksRemaining": report.tasksRemaining, "rowsProcessed": report.rowsProcessed,
+                               "batches": report.batches, "seconds": report.seconds, "stoppedEarly": report.stoppedEarly])
+            } else {
+                print("finished \(report.tasksFinished) task(s), \(report.rowsProcessed) rows in \(report.batches) batches, \(String(format: "%.2f", report.seconds)) s; \(report.tasksRemaining) remaining")
+            }
+        }
+    }
+}
+
+extension DeferredTask {
+    var jsonObject: [String: Any] {
+        ["id": id, "kind": kind.rawValue, "table": table as Any? ?? NSNull(), "summary": summary, "state": state.rawValue,
+         "rowsDone": rowsDone, "rowsTotal": rowsTotal, "createdAt": ISO8601DateFormatter().string(from: createdAt)]
+    }
+}

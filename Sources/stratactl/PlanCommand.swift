@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+/// `stratactl plan`: what a lightweight migration would do, like `terraform plan`. Writes nothing.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the migration plan between two model versions, or from a store to a version.",
+        discussion: """
+            Each operation is marked SYNC (runs in one transaction when the store opens) or \
+            DEFERRED (cleanup recorded in the store's ledger and finished later, online). With a \
+            store, the rows each operation touches are estimated from the store. Nothing is written.
+
+            Examples:
+              stratactl plan --from "config/models/Aircraft/Aircraft 1.yaml" --to "config/models/Aircraft/Aircraft 2.yaml"
+              stratactl plan var/aircraft.sqlite --model config/models/Aircraft --to "Aircraft 2"
+            """
+    )
+
+    @Argument(help: "A store file to plan from (its embedded model is the source).") var store: String?
+    @Option(help: "The source model file (instead of a store).") var from: String?
+    @Option(help: "The destination: a model file, or a version name in --model.") var to: String?
+    @Option(help: "A model directory (with --to VERSION; default: its current version).") var model: String?
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if store == nil && from == nil { throw ValidationError("give a STORE or --from MODEL") }
+        if store != nil && from != nil { throw ValidationError("give either a STORE or --from, not both") }
+        if to == nil && model == nil { throw ValidationError("give --to (a model file or version) or --model DIR") }
+    }
+
+    func run() throws {
+        do {
+            let source: ObjectModel
+            var storeURL: URL?
+            if let store {
+                storeURL = URL(fileURLWithPath: store)
+                source = try PersistentStore.metadata(at: storeURL!).model
+            } else {
+                source = try ModelFile.load(contentsOf: URL(fileURLWithPath: from!))
+            }
+            let destination = try resolveDestination()
+            let plan = try MigrationPlan.infer(from: source, to: destination)
+            let rows = try storeURL.map { try Self.estimateRows(plan, store: $0) } ?? [:]
+            if output.json {
+                try printJSON([
+                    "from": ["version": plan.sourceVersion, "checksum": plan.sourceChecksum],
+                    "to": ["version": plan.destinationVersion, "checksum": plan.destinationChecksum],
+                    "operations": plan.operations.map { op -> [String: Any] in
+                        var o: [String: Any] = ["mode": op.isDeferrable ? "deferred" : "sync", "summary": op.summary,
+                                                "kind": String(String(describing: op.kind).prefix { $0 != "(" })]
+                        if let t = op.table { o["table"] = t; if let r = rows[t] { o["rows"] = r } }
+                        if let e = op.entity { o["entity"] = e }
+                        if let p = op.property { o["property"] = p }
+                        return o
+                    },
+                ])
+                return
+            }
+            print("Plan: \(plan.sourceVersion) -> \(plan.destinationVersion)")
+            if plan.isEmpty {
+                print("  nothing to do: the versions have the same storage")
+                return
+            }
+            for op in plan.operations {
+                let rowText = op.table.flatMap { rows[$0] }.map { " (~\($0) rows)" } ?? ""
+                print("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)\(rowText)")
+            }
+            print("\(plan.synchronous.count) synchronous, \(plan.deferrable.count) deferrable operation(s). Nothing was changed.")
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw CLIFailure(error)
+        }
+    }
+
+    private func resolveDestination() throws -> ObjectModel {
+        if let model {
+            let directory = try ModelDirectory(url: URL(fileURLWithPath: model))
+            guard let to else { return directory.current }
+            guard let version = directory.version(named: to) else {
+                throw ValidationError("model directory \(model) has no version '\(to)' (versions: \(directory.versions.map(\.version).joined(separator: ", ")))")
+            }
+            return version
+        }
+        return try ModelFile.load(contentsOf: URL(fileURLWithPath: to!))
+    }
+
+    /// Row estimates per table (the primary-key span: no full scan).
+    static func estimateRows(_ plan: MigrationPlan, store: URL) throws -> [String: Int64] {
+        let metadata = try PersistentStore.metadata(at: store)
+        let opened = try PersistentStore.open(at: store, model: metadata.model, options: StoreOptions(createIfMissing: false, readOnly: true))
+        defer { try? opened.close() }
+        var result: [String: Int64] = [:]
+        try opened.database.read { db in
+            for table in Set(plan.operations.compactMap(\.table)) where try db.tableExists(table) {
+                result[table] = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
+            }
+        }
+        return result
+    }
+}
