@@ -1,0 +1,27 @@
+# Strata — the two set-up commands (see README.md):
+#   make run    build and run stratad on the embedded default (config/stratad.yaml, store under ./var)
+#   make test   build everything and run the whole test suite
+# Both install missing system packages first (scripts/bootstrap.sh).
+
+.PHONY: run test bootstrap bench clean
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+run: bootstrap
+	swift build --product stratad
+	mkdir -p var/run
+	.build/debug/stratad --config config/stratad.yaml
+
+test: bootstrap
+	swift build
+	swift test
+
+# Benchmarks (release build): make bench SCENARIO=crud ARGS="--rows 100000"
+SCENARIO ?= crud
+bench: bootstrap
+	swift build -c release --product strata-bench
+	.build/release/strata-bench $(SCENARIO) $(ARGS)
+
+clean:
+	rm -rf .build var

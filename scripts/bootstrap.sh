@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what Strata needs on a fresh Debian machine, and nothing that is already there:
+# the SQLite and systemd development libraries, the sqlite3 CLI (tests and the benchmark
+# baseline), and the Python Varlink client (interface tests). Idempotent; quiet when done.
+set -euo pipefail
+
+packages=(libsqlite3-dev libsystemd-dev sqlite3 pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import varlink' 2>/dev/null; then
+  echo "bootstrap: installing the Python varlink client" >&2
+  python3 -m pip install --quiet varlink >/dev/null 2>&1 || echo "bootstrap: pip install varlink failed; the Python client tests will be skipped" >&2
+fi
