@@ -16,6 +16,10 @@ struct Stratactl: AsyncParsableCommand {
             """,
         subcommands: [
             ModelCommand.self,
+            InspectCommand.self,
+            FetchCommand.self,
+            CountCommand.self,
+            ImportCommand.self,
         ]
     )
 }
