@@ -2,13 +2,8 @@ import ArgumentParser
 import Foundation
 import Strata
 
-/// Prints a library error to stderr (`stratactl: STORE: reason`) and returns stratactl's exit
-/// code for it: 1 failure, 3 the store or model is incompatible or needs migration.
-func CLIFailure(_ error: any Error) -> ExitCode {
-    FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
-    if let store = error as? StoreError, store.code == .incompatibleModel || store.code == .migrationRefused { return ExitCode(3) }
-    return .failure
-}
+/// Prints a library error to stderr and returns stratactl's exit code for it (see ``ExitStatus``).
+func CLIFailure(_ error: any Error) -> ExitCode { ExitStatus.fail(error) }
 
 /// Prints a JSON value with sorted keys on stdout.
 func printJSON(_ value: Any) throws {

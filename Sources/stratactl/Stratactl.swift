@@ -18,6 +18,10 @@ struct Stratactl: AsyncParsableCommand {
             ModelCommand.self,
             PlanCommand.self,
             DeferredCommand.self,
+            InspectCommand.self,
+            FetchCommand.self,
+            CountCommand.self,
+            ImportCommand.self,
         ]
     )
 }

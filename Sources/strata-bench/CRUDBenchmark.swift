@@ -1,0 +1,159 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Strata
+
+/// `strata-bench crud`: batch insert, fetch by an indexed composite leaf, update and delete
+/// 10%, each next to raw GRDB running the same SQL.
+struct CRUDBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crud",
+        abstract: "Insert, fetch, update and delete through Strata and through raw GRDB; print the ratios.",
+        discussion: """
+            Two stores with the same schema (created by Strata, same connection settings) get \
+            the same work, raw GRDB first, then Strata, phase by phase:
+
+              insert  --rows objects in batches of --batch-size, one transaction per batch
+              fetch   --fetches fetches of "colorScheme.primary == %@" (an indexed composite \
+            leaf; about 100 objects each), after --warmup untimed ones; mean, p50, p99
+              update  flightHours of 10% of the objects (batches of about --batch-size, one \
+            transaction each; loading the batch is not timed)
+              delete  another 10%, the same way
+
+            Ratios are Strata / raw GRDB time: 1.00 means no overhead. Targets: insert ≤ 1.5, \
+            fetch ≤ 1.3. Build with -c release for meaningful figures.
+            """
+    )
+
+    @Option(name: .long, help: "Objects to insert.")
+    var rows = 1_000_000
+
+    @Option(name: .long, help: "Objects per save (transaction).")
+    var batchSize = 10_000
+
+    @Option(name: .long, help: "Timed fetches per side.")
+    var fetches = 2_000
+
+    @Option(name: .long, help: "Untimed fetches per side before the timed ones.")
+    var warmup = 200
+
+    @OptionGroup var options: BenchOptions
+
+    func validate() throws {
+        guard rows > 0, batchSize > 0, fetches > 0, warmup >= 0 else {
+            throw ValidationError("--rows, --batch-size and --fetches must be positive, --warmup not negative")
+        }
+    }
+
+    func run() throws {
+        let directory = try BenchDirectory(path: options.directory, keep: options.keep)
+        defer { directory.cleanUp() }
+        let data = CRUDDataSet(rows: rows, batchSize: batchSize)
+        var logger = Logger(label: "io.strata.bench")
+        logger.logLevel = .warning
+        let storeOptions = StoreOptions(logger: logger)
+        let rawStore = try PersistentStore.open(at: directory.url.appending(path: "raw-grdb.sqlite"), model: CRUDDataSet.model, options: storeOptions)
+        let strataStore = try PersistentStore.open(at: directory.url.appending(path: "strata.sqlite"), model: CRUDDataSet.model, options: storeOptions)
+        let sides: [any CRUDWorkload] = [try RawGRDBCRUDWorkload(store: rawStore, data: data), StrataCRUDWorkload(store: strataStore, data: data)]
+        defer { for side in sides { try? side.close() } }
+
+        let progress = Progress(enabled: !options.json)
+        var report = BenchReport(scenario: "crud")
+        report.parameters = [("rows", rows), ("batch_size", batchSize), ("fetches", fetches), ("colors", data.colors)]
+        report.targets = ["insert": 1.5, "fetch": 1.3]
+
+        // Insert.
+        var insertTimes: [Duration] = []
+        for side in sides {
+            progress.say("insert \(rows) rows (\(side.name))…")
+            insertTimes.append(try Self.time { for batch in data.insertBatches { try side.insert(batch) } })
+        }
+        report.add(BenchFigure(key: "insert", label: "insert \(rows) rows", unit: "ms", strata: insertTimes[1].milliseconds, raw: insertTimes[0].milliseconds))
+        report.add(BenchFigure(key: "insert_rate", label: "insert rate", unit: "rows/s", strata: Double(rows) / insertTimes[1].seconds,
+                               raw: Double(rows) / insertTimes[0].seconds, higherIsBetter: true))
+
+        // Fetch.
+        var latencies: [LatencyRecorder] = []
+        var checksums: [Int] = []
+        for side in sides {
+            progress.say("fetch × \(fetches) (\(side.name))…")
+            for n in 0..<warmup { _ = try side.fetch(color: data.fetchColor(n)) }
+            var recorder = LatencyRecorder()
+            var checksum = 0
+            for n in 0..<fetches { checksum &+= try recorder.measure { try side.fetch(color: data.fetchColor(n)) } }
+            latencies.append(recorder)
+            checksums.append(checksum)
+        }
+        if checksums[0] != checksums[1] { throw BenchError("fetch results differ between raw GRDB and Strata (checksums \(checksums))") }
+        report.add(BenchFigure(key: "fetch", label: "fetch by colorScheme.primary (mean)", unit: "µs",
+                               strata: latencies[1].meanMicroseconds, raw: latencies[0].meanMicroseconds))
+        report.add(BenchFigure(key: "fetch_p50", label: "fetch p50", unit: "µs", strata: latencies[1].p50Microseconds, raw: latencies[0].p50Microseconds))
+        report.add(BenchFigure(key: "fetch_p99", label: "fetch p99", unit: "µs", strata: latencies[1].p99Microseconds, raw: latencies[0].p99Microseconds))
+
+        // Update and delete 10%.
+        for (key, batches) in [("update", data.updateBatches), ("delete", data.deleteBatches)] {
+            var times: [Duration] = []
+            var counts: [Int] = []
+            for side in sides {
+                progress.say("\(key) 10% (\(side.name))…")
+                var total = Duration.zero
+                var count = 0
+                for colors in batches {
+                    try side.prepareBatch(colors: colors)
+                    total += try Self.time { count += key == "update" ? try side.updatePrepared() : try side.deletePrepared() }
+                }
+                times.append(total)
+                counts.append(count)
+            }
+            if counts[0] != counts[1] { throw BenchError("\(key) touched \(counts[0]) rows with raw GRDB but \(counts[1]) with Strata") }
+            report.add(BenchFigure(key: key, label: "\(key) \(counts[1]) rows", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
+        }
+        report.notes.append("ratio = Strata / raw GRDB (time); above 1 means Strata is slower. Same schema, SQL, batches and transactions.")
+        print(options.json ? report.json : report.text)
+    }
+
+    static func time(_ body: () throws -> Void) rethrows -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try body()
+        return clock.now - start
+    }
+}
+
+/// Progress lines on standard error (text mode only).
+struct Progress {
+    var enabled: Bool
+    func say(_ line: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("strata-bench: \(line)\n".utf8))
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Where a benchmark keeps its stores: a given directory, or a new temporary one removed afterwards.
+struct BenchDirectory {
+    let url: URL
+    let remove: Bool
+
+    init(path: String?, keep: Bool) throws {
+        if let path {
+            url = URL(filePath: path)
+            remove = false
+        } else {
+            url = FileManager.default.temporaryDirectory.appending(path: "strata-bench-\(UUID().uuidString)")
+            remove = !keep
+        }
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        for name in ["raw-grdb.sqlite", "strata.sqlite"] {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(at: url.appending(path: name + suffix)) }
+        }
+    }
+
+    func cleanUp() {
+        if remove { try? FileManager.default.removeItem(at: url) }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+/// `stratactl count STORE ENTITY [--where PREDICATE]`
+struct CountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "count",
+        abstract: "Count the objects of an entity that match a predicate (read-only).",
+        discussion: """
+            Prints the number of objects of ENTITY (sub-entities included) matching --where, \
+            or all of them. With --json: {"entity": NAME, "count": N}.
+
+            Examples:
+              stratactl count var/aircraft.sqlite Aircraft
+              stratactl count var/aircraft.sqlite Aircraft --where "colorScheme.primary == %@" --arg red
+            """
+    )
+
+    @OptionGroup var query: QueryOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Result: Encodable {
+        var entity: String
+        var count: Int
+    }
+
+    func run() throws {
+        let count = try ExitStatus.reporting {
+            let predicate = try query.fetchPredicate()
+            let offline = try OfflineStore(path: query.store)
+            defer { offline.close() }
+            try query.checkEntity(in: offline.layout)
+            return try ObjectContext(store: offline.store).count(FetchRequest(entityName: query.entity, predicate: predicate))
+        }
+        if output.json {
+            try JSONOutput.print(Result(entity: query.entity, count: count))
+        } else {
+            print(count)
+        }
+    }
+}
