@@ -11,12 +11,12 @@ import ArgumentParser
 /// A scenario is one `ParsableCommand` in its own file (`CRUDBenchmark.swift`, …) that fills a
 /// ``BenchReport``; add it to `subcommands` below.
 @main
-struct StrataBench: ParsableCommand {
+struct StrataBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
         abstract: "Benchmark Strata against raw GRDB running the same SQL.",
         discussion: "Every figure is printed with the ratio Strata / raw GRDB (lower is better; 1.00 means no overhead). See docs/Benchmarks.md.",
-        subcommands: [CRUDBenchmark.self]
+        subcommands: [CRUDBenchmark.self, DeferralBenchmark.self]
     )
 }
 
