@@ -229,3 +229,62 @@ struct StoreTests {
         #expect(again.description.contains("already exists"))
     }
 }
+
+@Suite("Store files on a read-only file system", .serialized)
+struct ReadOnlyStoreTests {
+    /// Mounts a small tmpfs, runs `body` with its path, remounting it read-only first when asked.
+    private func withMount(_ body: (URL, () throws -> Void) throws -> Void) throws {
+        let directory = TemporaryDirectory("ro")
+        let mountPoint = directory.file("mnt")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        func run(_ arguments: [String]) -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/mount")
+            process.arguments = arguments
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return -1 }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        guard run(["-t", "tmpfs", "-o", "size=16m", "tmpfs", mountPoint.path]) == 0 else {
+            print("SKIPPED: read-only store tests need permission to mount a tmpfs (run as root)")
+            return
+        }
+        defer {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/umount")
+            process.arguments = [mountPoint.path]
+            try? process.run()
+            process.waitUntilExit()
+        }
+        try body(mountPoint) {
+            guard run(["-o", "remount,ro", mountPoint.path]) == 0 else { throw StoreError(.readOnly, path: mountPoint.path, "remount failed") }
+        }
+    }
+
+    @Test func readOnlyFileSystemIsReportedAndReadOnlyOpenWorks() throws {
+        try withMount { mountPoint, makeReadOnly in
+            let url = mountPoint.appendingPathComponent("fleet.sqlite")
+            let store = try PersistentStore.open(at: url, model: TestModels.fleet)
+            let context = ObjectContext(store: store)
+            _ = try context.insert("Pilot", values: ["name": "Ada"])
+            try context.save()
+            try store.close()
+            let before = try Data(contentsOf: url)
+            try makeReadOnly()
+
+            let error = try #require(throws: StoreError.self) { try PersistentStore.open(at: url, model: TestModels.fleet) }
+            #expect(error.code == .readOnly)
+            #expect(error.description.contains(url.path))
+            #expect(error.description.contains("readOnly"))
+            #expect(try Data(contentsOf: url) == before)
+
+            let metadata = try PersistentStore.metadata(at: url)
+            #expect(metadata.modelChecksum == TestModels.fleet.checksum)
+            let readOnly = try PersistentStore.open(at: url, model: TestModels.fleet, options: StoreOptions(readOnly: true))
+            let reader = ObjectContext(store: readOnly)
+            #expect(try reader.count("Pilot") == 1)
+            try readOnly.close()
+        }
+    }
+}

@@ -18,7 +18,7 @@ extension PersistentStore {
     public static func pendingDeferredWork(at url: URL) throws(StoreError) -> [DeferredTask] {
         _ = try metadata(at: url)
         do {
-            let queue = try DatabaseQueue(path: url.path, configuration: connectionConfiguration(readOnly: true, busyTimeout: 5))
+            let queue = try DatabaseQueue(path: sqlitePath(url.path, readOnly: true), configuration: connectionConfiguration(readOnly: true, busyTimeout: 5))
             defer { try? queue.close() }
             return try queue.read { db in try DeferredLedger.pendingTasks(in: db) }
         } catch {

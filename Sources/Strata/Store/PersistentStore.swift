@@ -76,7 +76,7 @@ public final class PersistentStore: Sendable {
             break
         }
         do {
-            let queue = try DatabaseQueue(path: path, configuration: connectionConfiguration(readOnly: true, busyTimeout: busyTimeout))
+            let queue = try DatabaseQueue(path: sqlitePath(path, readOnly: true), configuration: connectionConfiguration(readOnly: true, busyTimeout: busyTimeout))
             defer { try? queue.close() }
             return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
         } catch {
@@ -140,7 +140,7 @@ public final class PersistentStore: Sendable {
             throw StoreError(.readOnly, path: path, "the store or its directory is not writable; fix the permissions or open it with readOnly")
         }
         do {
-            let pool = try DatabasePool(path: path, configuration: connectionConfiguration(readOnly: options.readOnly, busyTimeout: options.busyTimeout))
+            let pool = try DatabasePool(path: sqlitePath(path, readOnly: options.readOnly), configuration: connectionConfiguration(readOnly: options.readOnly, busyTimeout: options.busyTimeout))
             let store = PersistentStore(url: url, model: model, options: options, identifier: current.storeIdentifier, database: pool)
             store.logger.debug("opened store", metadata: ["strata.version": "\(model.version)"])
             return store
@@ -149,10 +149,33 @@ public final class PersistentStore: Sendable {
         }
     }
 
+    /// The name SQLite opens. A read-only open of a WAL store in a directory that cannot be
+    /// written (a read-only file system, a read-only mount) and without `-wal`/`-shm` files
+    /// uses the `immutable` URI parameter: SQLite could not create the shared-memory index,
+    /// and nobody can change the file there anyway.
+    static func sqlitePath(_ path: String, readOnly: Bool) -> String {
+        guard readOnly else { return path }
+        let directory = (path as NSString).deletingLastPathComponent
+        let dir = directory.isEmpty ? "." : directory
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        guard walSize == 0, isOnReadOnlyFileSystem(dir) || access(dir, W_OK) != 0 else { return path }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        return "file:\(encoded)?immutable=1"
+    }
+
+    private static func isOnReadOnlyFileSystem(_ directory: String) -> Bool {
+        var info = statvfs()
+        guard statvfs(directory, &info) == 0 else { return false }
+        return info.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     private static func isWritable(_ path: String) -> Bool {
         let directory = (path as NSString).deletingLastPathComponent
-        return FileManager.default.isWritableFile(atPath: path)
-            && FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory)
+        let dir = directory.isEmpty ? "." : directory
+        // access(2) says yes to root even on a read-only mount: check the mount too.
+        return access(path, W_OK) == 0 && access(dir, W_OK) == 0 && !isOnReadOnlyFileSystem(dir)
     }
 
     /// The configuration every Strata connection uses.
