@@ -255,6 +255,29 @@ struct ObjectContextTests {
         #expect(try temp.rawQueue().strings("SELECT tailNumber FROM Vehicle") == ["F-RB"])
     }
 
+    @Test func rollbackRestoresToOneRelationships() throws {
+        let context = ObjectContext(store: store)
+        let hangar = try context.insert("Hangar", values: ["name": "H1"])
+        let other = try context.insert("Hangar", values: ["name": "H2"])
+        let a = try aircraft(context, "F-RB1")
+        try a.setObject(hangar, forRelationship: "hangar")
+        try context.save()
+
+        let fresh = ObjectContext(store: store)
+        let loaded = try fresh.object(with: a.objectID)
+        try loaded.setObject(try fresh.object(with: other.objectID), forRelationship: "hangar")
+        loaded["aircraftType"] = "A350"
+        fresh.rollback()
+        #expect(try loaded.object(forRelationship: "hangar")?["name"] == "H1")
+        #expect(loaded["aircraftType"] == .null)
+        // After a save, rollback goes back to the saved state, not the fetched one.
+        try loaded.setObject(try fresh.object(with: other.objectID), forRelationship: "hangar")
+        try fresh.save()
+        loaded["aircraftType"] = "B747"
+        fresh.rollback()
+        #expect(try loaded.object(forRelationship: "hangar")?["name"] == "H2")
+    }
+
     @Test func subEntityRowsCarryTheirEntityName() throws {
         let context = ObjectContext(store: store)
         _ = try aircraft(context, "F-SUB")

@@ -32,6 +32,8 @@ public final class ManagedObject {
     var version: Int64
     /// To-one relationships: the target, resolved or as a stored primary key.
     var toOne: [String: ToOneTarget] = [:]
+    /// To-one keys as last read from or written to the store (restored by rollback).
+    var committedToOne: [String: Int64?] = [:]
     /// To-many relationships that were loaded or set, in order.
     var toMany: [String: [ManagedObject]] = [:]
     /// Positions in ordered one-to-many relationships, keyed by the order column on this row.

@@ -75,6 +75,12 @@ extension ObjectContext {
         for object in changed { object.version += 1 }
         for object in toInsert + changed {
             object.committedValues = object.values
+            for (name, target) in object.toOne {
+                switch target {
+                case .stored(let pk): object.committedToOne[name] = pk
+                case .object(let o): object.committedToOne[name] = o.map { newKeys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
+                }
+            }
             object.changedKeys.removeAll()
             object.changedJoinRelationships.removeAll()
         }

@@ -163,7 +163,7 @@ public final class ObjectContext {
             object.values = object.committedValues
             object.changedKeys.removeAll()
             object.changedJoinRelationships.removeAll()
-            object.toOne.removeAll()
+            object.toOne = object.committedToOne.mapValues { ManagedObject.ToOneTarget.stored($0) }
             object.toMany.removeAll()
             object.orderValues.removeAll()
             object.isDeleted = false
@@ -247,7 +247,9 @@ public final class ObjectContext {
                                    values: values, version: version)
         for (name, storage) in layout.relationships {
             if case .foreignKey(let column, _) = storage, let i = plan.index[column] {
-                object.toOne[name] = .stored(row[i])
+                let key: Int64? = row[i]
+                object.toOne[name] = .stored(key)
+                object.committedToOne[name] = key
             }
         }
         registered[id] = object
