@@ -16,6 +16,17 @@ struct Stratactl: AsyncParsableCommand {
             """,
         subcommands: [
             ModelCommand.self,
+            DaemonStatusCommand.self,
+            DaemonStoresCommand.self,
+            DaemonPendingCommand.self,
+            DaemonFinishDeferredCommand.self,
+            DaemonPauseCommand.self,
+            DaemonResumeCommand.self,
+            DaemonGetCommand.self,
+            DaemonSetCommand.self,
+            DaemonCheckpointCommand.self,
+            DaemonBackupCommand.self,
+            DaemonReloadCommand.self,
         ]
     )
 }
