@@ -91,15 +91,18 @@ final class NotifyListener: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
+            // The reader closes the fd itself once stopped, so its number cannot be reused
+            // (by the next test's socket) while this thread still reads it.
+            while !self.stopped {
                 let n = recv(fd, &buffer, buffer.count, 0)
                 if n > 0 {
                     let text = String(decoding: buffer[0..<n], as: UTF8.self)
                     lock.lock(); messages.append(text); lock.unlock()
                 } else if n < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
-                    return
+                    break
                 }
             }
+            Glibc.close(fd)
         }
     }
 
@@ -115,7 +118,13 @@ final class NotifyListener: @unchecked Sendable {
         return nil
     }
 
-    func close() { Glibc.close(fd); unlink(path) }
+    private var stopFlag = false
+    private var stopped: Bool { lock.lock(); defer { lock.unlock() }; return stopFlag }
+
+    func close() {
+        lock.lock(); stopFlag = true; lock.unlock()
+        unlink(path)
+    }
 }
 
 /// A running `stratad`.
