@@ -11,8 +11,11 @@ struct Stratactl: AsyncParsableCommand {
         abstract: "Inspect, query and migrate Strata stores; control the stratad daemon.",
         discussion: """
             Offline commands open store and model files directly and never write to a store \
-            unless the command says so (migrate). Exit status: 0 success, 1 failure, \
-            2 usage error, 3 the store or model is incompatible or needs migration.
+            unless the command says so (deferred finish, import). Daemon commands talk to stratad \
+            over its admin socket (--socket, or $STRATA_ADMIN_SOCKET). Exit status: 0 success, \
+            1 failure, 2 usage error, 3 the store or model is incompatible or needs migration, \
+            4 the daemon is unreachable, 5 not authorized, 6 no such store or setting, \
+            7 invalid value.
             """,
         subcommands: [
             ModelCommand.self,
@@ -22,6 +25,17 @@ struct Stratactl: AsyncParsableCommand {
             FetchCommand.self,
             CountCommand.self,
             ImportCommand.self,
+            DaemonStatusCommand.self,
+            DaemonStoresCommand.self,
+            DaemonPendingCommand.self,
+            DaemonFinishDeferredCommand.self,
+            DaemonPauseCommand.self,
+            DaemonResumeCommand.self,
+            DaemonGetCommand.self,
+            DaemonSetCommand.self,
+            DaemonCheckpointCommand.self,
+            DaemonBackupCommand.self,
+            DaemonReloadCommand.self,
         ]
     )
 }

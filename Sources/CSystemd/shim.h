@@ -1,0 +1,23 @@
+// CSystemd: the parts of libsystemd (sd-daemon) that stratad uses.
+//
+// sd-daemon: readiness, status, watchdog and socket activation
+// (sd_notify(3), sd_watchdog_enabled(3), sd_listen_fds_with_names(3)).
+#ifndef CSYSTEMD_SHIM_H
+#define CSYSTEMD_SHIM_H
+
+#include <systemd/sd-daemon.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <stdlib.h>
+
+/// The first file descriptor passed by socket activation (SD_LISTEN_FDS_START is a macro).
+static inline int CSystemd_listenFDsStart(void) { return SD_LISTEN_FDS_START; }
+
+/// Frees a names array returned by sd_listen_fds_with_names().
+static inline void CSystemd_freeNames(char **names, int count) {
+    if (names == NULL) return;
+    for (int i = 0; i < count; i++) free(names[i]);
+    free(names);
+}
+
+#endif

@@ -1,0 +1,119 @@
+import Foundation
+import Strata
+import Yams
+
+/// Reads a ``DaemonConfiguration`` from a YAML file, then applies environment and
+/// command-line overrides. Every refusal is a ``ConfigurationError`` with file, key and reason.
+public struct ConfigurationLoader: Sendable {
+    /// Overrides that win over the file (command line first, then environment).
+    public struct Overrides: Sendable, Hashable {
+        public var adminSocket: String?
+        public var dataSocket: String?
+        public var logLevel: String?
+        public init(adminSocket: String? = nil, dataSocket: String? = nil, logLevel: String? = nil) {
+            self.adminSocket = adminSocket
+            self.dataSocket = dataSocket
+            self.logLevel = logLevel
+        }
+
+        /// `STRATAD_ADMIN_SOCKET`, `STRATAD_DATA_SOCKET`, `STRATAD_LOG_LEVEL`.
+        public static func environment(_ env: [String: String] = ProcessInfo.processInfo.environment) -> Overrides {
+            Overrides(adminSocket: env["STRATAD_ADMIN_SOCKET"], dataSocket: env["STRATAD_DATA_SOCKET"], logLevel: env["STRATAD_LOG_LEVEL"])
+        }
+
+        /// `self` with `other`'s values where set.
+        public func overridden(by other: Overrides) -> Overrides {
+            Overrides(adminSocket: other.adminSocket ?? adminSocket, dataSocket: other.dataSocket ?? dataSocket,
+                      logLevel: other.logLevel ?? logLevel)
+        }
+    }
+
+    public var checksModels: Bool
+
+    /// - Parameter checksModels: load each store's model directory and check the target version.
+    public init(checksModels: Bool = true) {
+        self.checksModels = checksModels
+    }
+
+    public func load(path: String, overrides: Overrides = Overrides()) throws(ConfigurationError) -> DaemonConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(.unreadable, file: path, key: "", "cannot read the configuration file: \(Self.reason(error))")
+        }
+        return try parse(text, file: path, overrides: overrides)
+    }
+
+    public func parse(_ text: String, file: String, overrides: Overrides = Overrides()) throws(ConfigurationError) -> DaemonConfiguration {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw ConfigurationError(.syntax, file: file, key: "", "not valid YAML: \(error)")
+        }
+        var reader = ConfigurationReader(file: file)
+        var configuration = try reader.configuration(root)
+        configuration.file = file
+        if let admin = overrides.adminSocket { configuration.adminSocket.path = admin }
+        if let data = overrides.dataSocket { configuration.dataSocket.path = data }
+        if let level = overrides.logLevel {
+            guard ConfigurationReader.logLevels.contains(level) else {
+                throw ConfigurationError(.invalidValue, file: "<override>", key: "log_level",
+                                         "'\(level)' is not a log level; use one of \(ConfigurationReader.logLevels.joined(separator: ", "))")
+            }
+            configuration.logLevel = level
+        }
+        try validate(configuration, file: file)
+        return configuration
+    }
+
+    private func validate(_ configuration: DaemonConfiguration, file: String) throws(ConfigurationError) {
+        var names: [String: Int] = [:]
+        var paths: [String: Int] = [:]
+        for (index, store) in configuration.stores.enumerated() {
+            if let other = names[store.name] {
+                throw ConfigurationError(.duplicate, file: file, key: "stores[\(index)].name", "store name '\(store.name)' is already used by stores[\(other)]; names must be unique")
+            }
+            names[store.name] = index
+            let path = URL(fileURLWithPath: store.path).standardizedFileURL.path
+            if let other = paths[path] {
+                throw ConfigurationError(.duplicate, file: file, key: "stores[\(index)].path", "'\(store.path)' is already the path of stores[\(other)]; two stores cannot share a file")
+            }
+            paths[path] = index
+            if checksModels { try checkModel(store, index: index, file: file) }
+        }
+        if configuration.adminSocket.path == configuration.dataSocket.path {
+            throw ConfigurationError(.duplicate, file: file, key: "sockets.data.path", "the data socket cannot use the admin socket's path '\(configuration.adminSocket.path)'")
+        }
+    }
+
+    private func checkModel(_ store: StoreConfiguration, index: Int, file: String) throws(ConfigurationError) {
+        let key = "stores[\(index)].model"
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: store.modelDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConfigurationError(.model, file: file, key: key, "model directory '\(store.modelDirectory)' does not exist or is not a directory")
+        }
+        let directory: ModelDirectory
+        do {
+            directory = try ModelDirectory(url: URL(fileURLWithPath: store.modelDirectory))
+        } catch {
+            throw ConfigurationError(.model, file: file, key: key, "model directory '\(store.modelDirectory)' cannot be loaded: \(error)")
+        }
+        if let version = store.targetVersion, directory.version(named: version) == nil {
+            throw ConfigurationError(.model, file: file, key: "stores[\(index)].version",
+                                     "version '\(version)' is not in \(store.modelDirectory); known: \(directory.versions.map(\.version).joined(separator: ", "))")
+        }
+    }
+
+    static func reason(_ error: Error) -> String {
+        if let error = error as? CocoaError, let underlying = error.underlying as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        return (error as NSError).localizedDescription
+    }
+}
+
+extension CocoaError {
+    fileprivate var underlying: Error? { userInfo[NSUnderlyingErrorKey] as? Error }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Yams
+
+/// Walks the YAML tree of a configuration file, keeping the key path and line of every value
+/// so that a refusal can say exactly where it is.
+struct ConfigurationReader {
+    let file: String
+
+    static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    init(file: String) {
+        self.file = file
+    }
+
+    // MARK: - Sections
+
+    mutating func configuration(_ root: Node?) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        guard let root, !(root.null != nil) else {
+            throw ConfigurationError(.missingKey, file: file, key: "stores", "the file is empty; it needs at least a `stores:` list")
+        }
+        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "log_level"])
+        guard let stores = top["stores"] else {
+            throw ConfigurationError(.missingKey, file: file, key: "stores", "missing; list the stores to host (may be empty: `stores: []`)")
+        }
+        configuration.stores = try sequence(stores, key: "stores").enumerated().map { (index, node) throws(ConfigurationError) in
+            try store(node, key: "stores[\(index)]")
+        }
+        if let sockets = top["sockets"] {
+            let map = try mapping(sockets, key: "sockets", allowed: ["admin", "data"])
+            if let admin = map["admin"] { configuration.adminSocket = try socket(admin, key: "sockets.admin", base: .defaultAdmin) }
+            if let data = map["data"] { configuration.dataSocket = try socket(data, key: "sockets.data", base: .defaultData) }
+        }
+        if let scheduler = top["scheduler"] {
+            let map = try mapping(scheduler, key: "scheduler", allowed: Set(SchedulerSettings.keys))
+            for (name, node) in map.sorted(by: { $0.key < $1.key }) {
+                let text = try scalar(node, key: "scheduler.\(name)")
+                do {
+                    try configuration.scheduler.set(name, to: text)
+                } catch {
+                    throw ConfigurationError(.invalidValue, file: file, key: "scheduler.\(name)", error.reason, line: line(node))
+                }
+            }
+        }
+        if let limits = top["limits"] {
+            configuration.limits = try self.limits(limits)
+        }
+        if let level = top["log_level"] {
+            let text = try scalar(level, key: "log_level")
+            guard Self.logLevels.contains(text) else {
+                throw ConfigurationError(.invalidValue, file: file, key: "log_level", "'\(text)' is not a log level; use one of \(Self.logLevels.joined(separator: ", "))", line: line(level))
+            }
+            configuration.logLevel = text
+        }
+        return configuration
+    }
+
+    private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
+        let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout"])
+        func required(_ name: String) throws(ConfigurationError) -> String {
+            guard let value = map[name] else {
+                throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
+            }
+            return try scalar(value, key: "\(key).\(name)")
+        }
+        let name = try required("name")
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) }) else {
+            throw ConfigurationError(.invalidValue, file: file, key: "\(key).name", "'\(name)' is not a valid store name; use letters, digits, '_', '.' and '-'", line: line(map["name"]!))
+        }
+        var store = StoreConfiguration(name: name, path: try required("path"), modelDirectory: try required("model"))
+        if let version = map["version"] { store.targetVersion = try scalar(version, key: "\(key).version") }
+        if let value = map["defer_cleanup"] { store.deferCleanup = try bool(value, key: "\(key).defer_cleanup") }
+        if let value = map["backup"] { store.backupBeforeMigration = try bool(value, key: "\(key).backup") }
+        if let value = map["busy_timeout"] { store.busyTimeout = try duration(value, key: "\(key).busy_timeout") }
+        return store
+    }
+
+    private func socket(_ node: Node, key: String, base: SocketConfiguration) throws(ConfigurationError) -> SocketConfiguration {
+        let map = try mapping(node, key: key, allowed: ["path", "mode", "users", "groups", "allow_any_peer"])
+        var socket = base
+        if let path = map["path"] { socket.path = try scalar(path, key: "\(key).path") }
+        if let mode = map["mode"] {
+            let text = try scalar(mode, key: "\(key).mode")
+            guard let value = UInt16(text, radix: 8), value <= 0o777 else {
+                throw ConfigurationError(.invalidValue, file: file, key: "\(key).mode", "'\(text)' is not an octal file mode such as \"0660\"", line: line(mode))
+            }
+            socket.mode = value
+        }
+        if let users = map["users"] {
+            socket.users = try sequence(users, key: "\(key).users").enumerated().map { (i, node) throws(ConfigurationError) in
+                let name = try scalar(node, key: "\(key).users[\(i)]")
+                guard let uid = PeerIdentity.userID(named: name) else {
+                    throw ConfigurationError(.invalidValue, file: file, key: "\(key).users[\(i)]", "no user '\(name)' on this system", line: line(node))
+                }
+                return uid
+            }
+        }
+        if let groups = map["groups"] {
+            socket.groups = try sequence(groups, key: "\(key).groups").enumerated().map { (i, node) throws(ConfigurationError) in
+                let name = try scalar(node, key: "\(key).groups[\(i)]")
+                guard let gid = PeerIdentity.groupID(named: name) else {
+                    throw ConfigurationError(.invalidValue, file: file, key: "\(key).groups[\(i)]", "no group '\(name)' on this system", line: line(node))
+                }
+                return gid
+            }
+        }
+        if let any = map["allow_any_peer"] { socket.allowAnyPeer = try bool(any, key: "\(key).allow_any_peer") }
+        return socket
+    }
+
+    private func limits(_ node: Node) throws(ConfigurationError) -> Limits {
+        let map = try mapping(node, key: "limits", allowed: ["max_message_size", "idle_timeout", "shutdown_timeout", "max_connections"])
+        var limits = Limits()
+        if let size = map["max_message_size"] {
+            let text = try scalar(size, key: "limits.max_message_size")
+            guard let bytes = ByteSize.parse(text), bytes >= 1024, bytes <= 64 << 20 else {
+                throw ConfigurationError(.invalidValue, file: file, key: "limits.max_message_size", "'\(text)' is not a size between 1KiB and 64MiB (e.g. 1048576, 512KiB, 1MiB)", line: line(size))
+            }
+            limits.maxMessageSize = bytes
+        }
+        if let value = map["idle_timeout"] { limits.idleTimeout = try duration(value, key: "limits.idle_timeout") }
+        if let value = map["shutdown_timeout"] { limits.shutdownTimeout = try duration(value, key: "limits.shutdown_timeout") }
+        if let value = map["max_connections"] {
+            let text = try scalar(value, key: "limits.max_connections")
+            guard let count = Int(text), count > 0 else {
+                throw ConfigurationError(.invalidValue, file: file, key: "limits.max_connections", "'\(text)' is not a positive integer", line: line(value))
+            }
+            limits.maxConnections = count
+        }
+        return limits
+    }
+
+    // MARK: - Typed values
+
+    private func line(_ node: Node) -> Int? { node.mark.map { $0.line } }
+
+    private func mapping(_ node: Node, key: String, allowed: Set<String>) throws(ConfigurationError) -> [String: Node] {
+        guard case .mapping(let mapping) = node else {
+            throw ConfigurationError(.wrongType, file: file, key: key.isEmpty ? "(top level)" : key, "expected a mapping of keys to values, found \(describe(node))", line: line(node))
+        }
+        var result: [String: Node] = [:]
+        for (keyNode, value) in mapping {
+            let name = keyNode.string ?? ""
+            let path = key.isEmpty ? name : "\(key).\(name)"
+            guard allowed.contains(name) else {
+                let hint = ConfigurationReader.closest(name, in: allowed).map { "; did you mean '\($0)'?" } ?? "; known keys: \(allowed.sorted().joined(separator: ", "))"
+                throw ConfigurationError(.unknownKey, file: file, key: path, "unknown key\(hint)", line: line(keyNode))
+            }
+            result[name] = value
+        }
+        return result
+    }
+
+    private func sequence(_ node: Node, key: String) throws(ConfigurationError) -> [Node] {
+        guard case .sequence(let sequence) = node else {
+            throw ConfigurationError(.wrongType, file: file, key: key, "expected a list, found \(describe(node))", line: line(node))
+        }
+        return Array(sequence)
+    }
+
+    private func scalar(_ node: Node, key: String) throws(ConfigurationError) -> String {
+        guard case .scalar(let scalar) = node else {
+            throw ConfigurationError(.wrongType, file: file, key: key, "expected a single value, found \(describe(node))", line: line(node))
+        }
+        return scalar.string
+    }
+
+    private func bool(_ node: Node, key: String) throws(ConfigurationError) -> Bool {
+        let text = try scalar(node, key: key)
+        guard let value = node.bool else {
+            throw ConfigurationError(.wrongType, file: file, key: key, "expected true or false, found '\(text)'", line: line(node))
+        }
+        return value
+    }
+
+    private func duration(_ node: Node, key: String) throws(ConfigurationError) -> Duration {
+        let text = try scalar(node, key: key)
+        guard let value = DurationText.parse(text) else {
+            throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not a duration such as 500ms, 30s, 5m or 1h", line: line(node))
+        }
+        return value
+    }
+
+    private func describe(_ node: Node) -> String {
+        switch node {
+        case .scalar(let s): return "'\(s.string)'"
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        }
+    }
+
+    /// The allowed key closest to a misspelt one (edit distance at most 2).
+    static func closest(_ name: String, in candidates: Set<String>) -> String? {
+        func distance(_ a: [Character], _ b: [Character]) -> Int {
+            var previous = Array(0...b.count)
+            for (i, ca) in a.enumerated() {
+                var current = [i + 1]
+                for (j, cb) in b.enumerated() {
+                    current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (ca == cb ? 0 : 1)))
+                }
+                previous = current
+            }
+            return previous[b.count]
+        }
+        let scored = candidates.map { ($0, distance(Array(name), Array($0))) }.filter { $0.1 <= 2 }
+        return scored.min { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }?.0
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// Everything `stratad` reads from its configuration file (and environment / command-line
+/// overrides): the stores it hosts, its sockets, the scheduler's settings and its limits.
+///
+/// Relative paths are resolved against the daemon's working directory. Every field has a
+/// default except the stores' name, path and model directory.
+public struct DaemonConfiguration: Sendable, Hashable {
+    /// The file the configuration was read from (for messages); nil when built in code.
+    public var file: String?
+    public var stores: [StoreConfiguration]
+    public var adminSocket: SocketConfiguration
+    public var dataSocket: SocketConfiguration
+    public var scheduler: SchedulerSettings
+    public var limits: Limits
+    public var logLevel: String
+
+    public init(
+        file: String? = nil, stores: [StoreConfiguration] = [],
+        adminSocket: SocketConfiguration = .defaultAdmin, dataSocket: SocketConfiguration = .defaultData,
+        scheduler: SchedulerSettings = SchedulerSettings(), limits: Limits = Limits(), logLevel: String = "info"
+    ) {
+        self.file = file
+        self.stores = stores
+        self.adminSocket = adminSocket
+        self.dataSocket = dataSocket
+        self.scheduler = scheduler
+        self.limits = limits
+        self.logLevel = logLevel
+    }
+
+    /// The default path of the configuration file.
+    public static let defaultPath = "/etc/strata/stratad.yaml"
+}
+
+/// One hosted store.
+public struct StoreConfiguration: Sendable, Hashable {
+    /// The name clients use (`[A-Za-z0-9_.-]+`).
+    public var name: String
+    /// The store file.
+    public var path: String
+    /// A model directory (with a `versions.yaml` manifest).
+    public var modelDirectory: String
+    /// The model version the store is opened (and migrated) to; nil for the directory's current.
+    public var targetVersion: String?
+    /// Record expensive migration cleanup in the deferred ledger instead of running it at open.
+    public var deferCleanup: Bool
+    /// Copy the store file aside before a migration at open.
+    public var backupBeforeMigration: Bool
+    /// How long to wait for a lock held by another process.
+    public var busyTimeout: Duration
+
+    public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
+                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5)) {
+        self.name = name
+        self.path = path
+        self.modelDirectory = modelDirectory
+        self.targetVersion = targetVersion
+        self.deferCleanup = deferCleanup
+        self.backupBeforeMigration = backupBeforeMigration
+        self.busyTimeout = busyTimeout
+    }
+}
+
+/// A listening socket and who may talk to it.
+public struct SocketConfiguration: Sendable, Hashable {
+    /// The socket file (ignored when systemd passes the socket).
+    public var path: String
+    /// File mode of a socket the daemon binds itself.
+    public var mode: UInt16
+    /// Peers accepted besides the daemon's own user: user ids resolved from names or numbers.
+    public var users: [UInt32]
+    /// Peers whose primary or supplementary groups include one of these are accepted.
+    public var groups: [UInt32]
+    /// When true (and both lists are empty) any peer that can open the socket file is accepted.
+    public var allowAnyPeer: Bool
+
+    public init(path: String, mode: UInt16, users: [UInt32] = [], groups: [UInt32] = [], allowAnyPeer: Bool = false) {
+        self.path = path
+        self.mode = mode
+        self.users = users
+        self.groups = groups
+        self.allowAnyPeer = allowAnyPeer
+    }
+
+    public static let defaultAdmin = SocketConfiguration(path: "/run/strata/admin.sock", mode: 0o660, users: [0])
+    public static let defaultData = SocketConfiguration(path: "/run/strata/data.sock", mode: 0o660, users: [0])
+}
+
+/// Protocol limits that protect the daemon from misbehaving clients.
+public struct Limits: Sendable, Hashable {
+    /// Largest accepted Varlink message in bytes; a larger one gets an error and a disconnect.
+    public var maxMessageSize: Int
+    /// A client that sends nothing for this long (while no call of its own runs) is disconnected.
+    public var idleTimeout: Duration
+    /// Longest wait for in-flight calls on shutdown.
+    public var shutdownTimeout: Duration
+    /// Most concurrent client connections per socket.
+    public var maxConnections: Int
+
+    public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), shutdownTimeout: Duration = .seconds(10),
+                maxConnections: Int = 256) {
+        self.maxMessageSize = maxMessageSize
+        self.idleTimeout = idleTimeout
+        self.shutdownTimeout = shutdownTimeout
+        self.maxConnections = maxConnections
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Strata
+import Synchronization
+
+/// One configured store as the daemon hosts it: open and serving, or failed with a reason.
+public final class HostedStore: Sendable {
+    public enum State: Sendable, Hashable {
+        case ready
+        case failed(String)
+        case closed
+    }
+
+    public let configuration: StoreConfiguration
+    /// The open store; nil when it failed to open.
+    public let store: PersistentStore?
+    /// The model version the store was opened with.
+    public let modelVersion: String?
+    private let shared: Mutex<Shared>
+
+    private struct Shared {
+        var state: State
+        var inFlight = 0
+        var requests = 0
+        var finishing = false
+    }
+
+    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State) {
+        self.configuration = configuration
+        self.store = store
+        self.modelVersion = modelVersion
+        self.shared = Mutex(Shared(state: state))
+    }
+
+    public var name: String { configuration.name }
+    public var state: State { shared.withLock { $0.state } }
+    /// Requests handled since the store was opened.
+    public var requestCount: Int { shared.withLock { $0.requests } }
+    public var inFlight: Int { shared.withLock { $0.inFlight } }
+
+    /// Pending deferred tasks (empty when failed or unreadable).
+    public func pendingTasks() -> [DeferredTask] {
+        guard let store = self.store, case .ready = state else { return [] }
+        return (try? store.pendingDeferredWork()) ?? []
+    }
+
+    /// Runs `body` with the open store, counting it as in flight.
+    ///
+    /// - Throws: `StoreUnavailable` when the store failed or was closed.
+    public func use<T>(_ body: (PersistentStore) throws -> T) throws -> T {
+        let store = try shared.withLock { shared throws(VarlinkError) -> PersistentStore in
+            switch shared.state {
+            case .ready: break
+            case .failed(let reason): throw StoreErrors.unavailable(name, reason)
+            case .closed: throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+            }
+            guard let open = self.store else { throw StoreErrors.unavailable(name, "not open") }
+            shared.inFlight += 1
+            shared.requests += 1
+            return open
+        }
+        defer { shared.withLock { $0.inFlight -= 1 } }
+        return try body(store)
+    }
+
+    /// Claims the store for a deferred-work run; false when one already runs.
+    func beginFinishing() -> Bool {
+        shared.withLock { shared in
+            guard !shared.finishing else { return false }
+            shared.finishing = true
+            return true
+        }
+    }
+
+    func endFinishing() { shared.withLock { $0.finishing = false } }
+    public var isFinishing: Bool { shared.withLock { $0.finishing } }
+
+    /// Marks the store closed (new requests are refused), waits for in-flight requests up to
+    /// `timeout`, and closes its connections.
+    func close(timeout: Duration) async {
+        shared.withLock { $0.state = .closed }
+        let deadline = ContinuousClock.now + timeout
+        while inFlight > 0 || isFinishing, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        try? store?.close()
+    }
+}
+
+/// The errors of `io.strata.Admin` and `io.strata.Store` that concern stores.
+enum StoreErrors {
+    static func noSuchStore(_ name: String, known: [String], interface: String = "io.strata.Store") -> VarlinkError {
+        VarlinkError("\(interface).NoSuchStore", [
+            "store": .string(name), "known": .array(known.map(JSONValue.string)),
+            "reason": .string("no store named '\(name)'; known stores: \(known.isEmpty ? "none" : known.joined(separator: ", "))"),
+        ])
+    }
+
+    static func unavailable(_ name: String, _ reason: String, interface: String = "io.strata.Store") -> VarlinkError {
+        VarlinkError("\(interface).StoreUnavailable", ["store": .string(name), "reason": .string(reason)])
+    }
+
+    static func failure(_ name: String, _ error: StoreError, interface: String = "io.strata.Store") -> VarlinkError {
+        VarlinkError("\(interface).StoreFailure", ["store": .string(name), "code": .string(error.code.rawValue), "reason": .string(error.description)])
+    }
+}

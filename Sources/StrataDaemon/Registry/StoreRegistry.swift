@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import NIOPosix
+import Strata
+
+/// The stores the daemon hosts, by name. Opens them at start (a store that fails is kept as
+/// failed and reported; the others serve), reconciles them with a reloaded configuration
+/// (opening added stores, closing removed ones, reopening changed ones), and closes them all
+/// on shutdown.
+public actor StoreRegistry {
+    private var stores: [String: HostedStore] = [:]
+    private var order: [String] = []
+    private let logger: Logger
+    private let notifier: SystemdNotifier
+
+    public init(logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
+        self.logger = logger
+        self.notifier = notifier
+    }
+
+    /// The stores in configuration order.
+    public func all() -> [HostedStore] { order.compactMap { stores[$0] } }
+
+    public func names() -> [String] { order }
+
+    public func store(named name: String) throws(VarlinkError) -> HostedStore {
+        guard let store = stores[name] else { throw StoreErrors.noSuchStore(name, known: order) }
+        return store
+    }
+
+    /// For the watchdog: the registry's actor answers.
+    public func heartbeat() {}
+
+    /// Opens every store of `configurations` not open yet with the same settings, closes the
+    /// ones no longer configured; returns what changed.
+    @discardableResult
+    public func reconcile(with configurations: [StoreConfiguration], drainTimeout: Duration) async -> (opened: [String], closed: [String]) {
+        var opened: [String] = []
+        var closed: [String] = []
+        let wanted = Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, $0) })
+        for name in order {
+            guard let hosted = stores[name] else { continue }
+            if wanted[name] != hosted.configuration {
+                logger.notice(wanted[name] == nil ? "closing removed store" : "closing changed store", metadata: ["strata.store": "\(name)"])
+                await hosted.close(timeout: drainTimeout)
+                stores[name] = nil
+                closed.append(name)
+            }
+        }
+        for configuration in configurations where stores[configuration.name] == nil {
+            stores[configuration.name] = await open(configuration)
+            opened.append(configuration.name)
+        }
+        order = configurations.map(\.name)
+        return (opened, closed)
+    }
+
+    /// Closes every store (shutdown).
+    public func closeAll(drainTimeout: Duration) async {
+        for name in order {
+            await stores[name]?.close(timeout: drainTimeout)
+        }
+    }
+
+    /// "2 stores ready, 1 with deferred work pending, 1 failed".
+    public func summary() -> String {
+        let all = self.all()
+        let ready = all.filter { $0.state == .ready }
+        let pending = ready.filter { !$0.pendingTasks().isEmpty }.count
+        let failed = all.count - ready.count
+        var parts = ["\(ready.count) store\(ready.count == 1 ? "" : "s") ready"]
+        if pending > 0 { parts.append("\(pending) with deferred work pending") }
+        if failed > 0 { parts.append("\(failed) failed") }
+        return parts.joined(separator: ", ")
+    }
+
+    // MARK: - Opening
+
+    /// Opens one store off the actor (SQLite work blocks), extending systemd's start-up
+    /// timeout while it takes long.
+    private func open(_ configuration: StoreConfiguration) async -> HostedStore {
+        var logger = self.logger
+        logger[metadataKey: "strata.store"] = "\(configuration.name)"
+        let started = ContinuousClock.now
+        let notifier = self.notifier
+        let extender = Task {
+            // A migration can take a while: keep systemd from timing out the start-up.
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(2))
+                notifier.extendTimeout(by: .seconds(10))
+                logger.info("still opening", metadata: ["strata.seconds": "\(Int((ContinuousClock.now - started).seconds))"])
+            }
+        }
+        defer { extender.cancel() }
+        let log = logger
+        let result: Result<(PersistentStore, String), StoreOpenFailure>
+        do {
+            result = try await NIOThreadPool.singleton.runIfActive {
+                Self.openSynchronously(configuration, logger: log)
+            }
+        } catch {
+            result = .failure(StoreOpenFailure(reason: "the open was cancelled: \(error)"))
+        }
+        switch result {
+        case .success(let (store, version)):
+            let pending = (try? store.pendingDeferredWork().count) ?? 0
+            logger.info("store ready", metadata: ["strata.version": "\(version)", "strata.pending": "\(pending)",
+                                                  "strata.ms": "\(Int((ContinuousClock.now - started).seconds * 1000))"])
+            return HostedStore(configuration: configuration, store: store, modelVersion: version, state: .ready)
+        case .failure(let failure):
+            logger.error("store failed to open; the other stores keep serving", metadata: ["strata.reason": "\(failure.reason)"])
+            return HostedStore(configuration: configuration, store: nil, modelVersion: nil, state: .failed(failure.reason))
+        }
+    }
+
+    struct StoreOpenFailure: Error {
+        var reason: String
+    }
+
+    private static func openSynchronously(_ configuration: StoreConfiguration, logger: Logger) -> Result<(PersistentStore, String), StoreOpenFailure> {
+        let directory: ModelDirectory
+        do {
+            directory = try ModelDirectory(url: URL(fileURLWithPath: configuration.modelDirectory))
+        } catch {
+            return .failure(StoreOpenFailure(reason: "model directory \(configuration.modelDirectory): \(error)"))
+        }
+        let model: ObjectModel
+        if let name = configuration.targetVersion {
+            guard let named = directory.version(named: name) else {
+                return .failure(StoreOpenFailure(reason: "model version '\(name)' is not in \(configuration.modelDirectory)"))
+            }
+            model = named
+        } else {
+            model = directory.current
+        }
+        let url = URL(fileURLWithPath: configuration.path)
+        if configuration.backupBeforeMigration, FileManager.default.fileExists(atPath: url.path),
+           let metadata = try? PersistentStore.metadata(at: url), metadata.modelChecksum != model.checksum {
+            backUp(url, logger: logger)
+        }
+        var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
+        migration.knownVersions = directory.versions
+        let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
+                                   migration: migration, logger: logger)
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let store = try PersistentStore.open(at: url, model: model, options: options)
+            return .success((store, model.version))
+        } catch let error as StoreError {
+            return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
+        } catch {
+            return .failure(StoreOpenFailure(reason: "\(error)"))
+        }
+    }
+
+    /// Copies the store file (and its WAL) aside before a migration at open.
+    private static func backUp(_ url: URL, logger: Logger) {
+        let stamp = Int(Date().timeIntervalSince1970)
+        for suffix in ["", "-wal"] {
+            let source = url.path + suffix
+            guard FileManager.default.fileExists(atPath: source) else { continue }
+            let destination = "\(url.path).pre-migration-\(stamp)\(suffix.isEmpty ? "" : suffix)"
+            do {
+                try FileManager.default.copyItem(atPath: source, toPath: destination)
+                logger.notice("backed up the store before migrating", metadata: ["strata.backup": "\(destination)"])
+            } catch {
+                logger.warning("could not back up the store before migrating", metadata: ["strata.error": "\(error)"])
+            }
+        }
+    }
+}

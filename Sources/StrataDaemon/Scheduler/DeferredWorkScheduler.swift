@@ -1,0 +1,43 @@
+import Foundation
+
+/// What the daemon needs from the idle scheduler (see the scheduler issue): it is started
+/// with the daemon, reports its state and the reason for it, can be paused and resumed, and
+/// its settings can be read and changed at run time.
+///
+/// The scheduler decides *when* deferred work may run; ``DeferredWorkRunner`` runs it.
+public protocol DeferredWorkScheduler: Actor {
+    /// Runs until the task is cancelled: watches the signals and starts work when idle.
+    func run() async
+    /// The scheduler's state and why (`idle`, `waiting: io pressure 31% > 10%`, `paused: …`).
+    func status() -> SchedulerStatus
+    /// Stops starting work and makes running idle-respecting work step aside at its next batch.
+    func pause(reason: String) -> SchedulerStatus
+    func resume() -> SchedulerStatus
+    func settings() -> SchedulerSettings
+    /// Changes one setting; returns the previous value.
+    func set(_ key: String, to value: String) throws(SchedulerSettingError) -> String
+    /// Replaces the settings (configuration reload).
+    func apply(_ settings: SchedulerSettings)
+    /// Whether idle-respecting work may run now, and if not, why.
+    func permission() -> (allowed: Bool, reason: String)
+    /// The gate that idle-respecting batches check between batches (synchronously).
+    nonisolated var gate: SchedulerGate { get }
+    /// Answers when the scheduler's actor is responsive (for the watchdog).
+    func heartbeat()
+}
+
+/// The scheduler's state for `Status`.
+public struct SchedulerStatus: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable {
+        case idle, waiting, running, paused, disabled
+    }
+    public var state: State
+    public var reason: String
+    public var paused: Bool
+
+    public init(state: State, reason: String, paused: Bool) {
+        self.state = state
+        self.reason = reason
+        self.paused = paused
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// A JSON value: what Varlink parameters and replies are made of.
+public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int64.self) { self = .int(value) }
+        else if let value = try? container.decode(Double.self) { self = .double(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    // MARK: - Conversions
+
+    /// Decodes one JSON document.
+    public static func decode(_ data: Data) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    /// Compact JSON with sorted keys.
+    public func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data("null".utf8)
+    }
+
+    /// Pretty JSON with sorted keys, for people.
+    public func prettyPrinted() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The value as Foundation objects (`JSONSerialization` style), as the library's
+    /// `setValues(fromJSON:)` expects.
+    public var foundationObject: Any {
+        (try? JSONSerialization.jsonObject(with: encoded(), options: [.fragmentsAllowed])) ?? NSNull()
+    }
+
+    /// A Foundation JSON object (`jsonObject(style:)` output) as a JSON value.
+    public init(foundation object: Any) {
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.fragmentsAllowed]),
+           let value = try? JSONValue.decode(data) {
+            self = value
+        } else {
+            self = .null
+        }
+    }
+
+    public var description: String { String(decoding: encoded(), as: UTF8.self) }
+
+    /// The JSON type's name, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "int"
+        case .double: "float"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var intValue: Int64? { if case .int(let i) = self { i } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let d): d
+        case .int(let i): Double(i)
+        default: nil
+        }
+    }
+    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
+
+    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(Dictionary(elements, uniquingKeysWith: { $1 })) }
+    public init(nilLiteral: ()) { self = .null }
+}

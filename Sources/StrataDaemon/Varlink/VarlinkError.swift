@@ -1,0 +1,75 @@
+import Foundation
+
+/// A Varlink error reply: a qualified name (`io.strata.Admin.NoSuchStore`) and parameters
+/// that say what went wrong. Thrown by interface handlers and by ``VarlinkClient``.
+public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var parameters: [String: JSONValue]
+
+    public init(_ name: String, _ parameters: [String: JSONValue] = [:]) {
+        self.name = name
+        self.parameters = parameters
+    }
+
+    public var description: String {
+        parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters))"
+    }
+
+    /// The human part of the error: its `reason` parameter, or a summary of its parameters.
+    public var reason: String {
+        if let reason = parameters["reason"]?.stringValue { return reason }
+        return parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+
+    // MARK: - org.varlink.service errors
+
+    public static func interfaceNotFound(_ interface: String) -> VarlinkError {
+        VarlinkError("org.varlink.service.InterfaceNotFound", ["interface": .string(interface)])
+    }
+
+    public static func methodNotFound(_ method: String) -> VarlinkError {
+        VarlinkError("org.varlink.service.MethodNotFound", ["method": .string(method)])
+    }
+
+    public static func methodNotImplemented(_ method: String) -> VarlinkError {
+        VarlinkError("org.varlink.service.MethodNotImplemented", ["method": .string(method)])
+    }
+
+    /// A missing parameter, one of the wrong type, or one the method does not take.
+    public static func invalidParameter(_ parameter: String) -> VarlinkError {
+        VarlinkError("org.varlink.service.InvalidParameter", ["parameter": .string(parameter)])
+    }
+
+    public static func permissionDenied() -> VarlinkError {
+        VarlinkError("org.varlink.service.PermissionDenied")
+    }
+
+    public static func expectedMore() -> VarlinkError {
+        VarlinkError("org.varlink.service.ExpectedMore")
+    }
+
+    // MARK: - Protocol errors (io.strata.Varlink)
+
+    /// The message is not a Varlink call (bad JSON, no method…); the connection stays open.
+    public static func malformedMessage(_ reason: String) -> VarlinkError {
+        VarlinkError("io.strata.Varlink.MalformedMessage", ["reason": .string(reason)])
+    }
+
+    /// The message is larger than the limit; the connection is closed after this reply.
+    public static func messageTooLarge(limit: Int) -> VarlinkError {
+        VarlinkError("io.strata.Varlink.MessageTooLarge", ["limit": .int(Int64(limit)), "reason": .string("messages are limited to \(limit) bytes")])
+    }
+
+    /// The peer's credentials are not among the socket's authorized users and groups.
+    public static func notAuthorized(uid: UInt32, socket: String) -> VarlinkError {
+        VarlinkError("io.strata.Varlink.NotAuthorized", [
+            "uid": .int(Int64(uid)), "socket": .string(socket),
+            "reason": .string("uid \(uid) is not authorized on the \(socket) socket; add the user or one of its groups to sockets.\(socket) in the configuration"),
+        ])
+    }
+
+    /// The daemon is shutting down and takes no new calls.
+    public static func shuttingDown() -> VarlinkError {
+        VarlinkError("io.strata.Varlink.ShuttingDown", ["reason": .string("stratad is stopping; retry when it is back")])
+    }
+}
