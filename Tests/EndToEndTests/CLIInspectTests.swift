@@ -63,11 +63,17 @@ struct CLIInspectTests {
     @Test func checkFindsCorruption() throws {
         let fixture = try CLIFixture()
         defer { fixture.remove() }
-        // Scribble over the index b-tree page of the Aircraft table's byPrimaryColor index.
-        try CLICorruption.damageLastPage(of: fixture.storeURL)
+        // Scribble over the b-tree page of the Aircraft table's byPrimaryColor index.
+        try CLICorruption.damageIndex("Aircraft_byPrimaryColor", of: fixture.storeURL)
         let result = try CLIFixture.stratactl("inspect", "--check", fixture.store)
         #expect(result.status == 1, "\(result)")
-        #expect(result.stdout.contains("problem") || result.stderr.contains("corrupt") || result.stderr.contains("malformed"), "\(result)")
+        #expect(result.stdout.range(of: #"Integrity: \d+ problems? found"#, options: .regularExpression) != nil, "\(result)")
+        #expect(result.stdout.contains("malformed") || result.stdout.contains("out of range"), "\(result)")
+        // A fetch through the damaged index fails as corrupt, with advice.
+        let fetch = try CLIFixture.stratactl("fetch", fixture.store, "Aircraft", "--where", "colorScheme.primary == %@", "--arg", "red")
+        #expect(fetch.status == 1, "\(fetch)")
+        #expect(fetch.stderr.contains("corrupt"), "\(fetch)")
+        #expect(fetch.stderr.contains("stratactl inspect --check"), "\(fetch)")
     }
 
     @Test(arguments: [

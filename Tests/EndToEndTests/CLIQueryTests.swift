@@ -122,8 +122,8 @@ struct CLIQueryTests {
     }
 
     @Test(arguments: [
-        (["--limit", "-1"], "--limit must not be negative"),
-        (["--offset", "-3"], "--offset must not be negative"),
+        (["--limit=-1"], "--limit must not be negative"),
+        (["--offset=-3"], "--offset must not be negative"),
         (["--arg", "red"], "--arg given without --where"),
         (["--sort", "tailNumber:sideways"], "unknown sort option"),
     ])

@@ -66,9 +66,9 @@ enum BuiltBinary {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appending(path: "stdout"), err = scratch.appending(path: "stderr"), input = scratch.appending(path: "stdin")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        FileManager.default.createFile(atPath: input.path, contents: stdin ?? Data())
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: input.path, contents: stdin ?? Data())
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

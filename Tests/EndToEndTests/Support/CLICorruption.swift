@@ -3,17 +3,21 @@ import GRDB
 
 /// Damaged and foreign files for the CLI error tests.
 enum CLICorruption {
-    /// Overwrites the middle of the store's last page (a b-tree page of the example store)
-    /// with garbage, after checkpointing the WAL into the file.
-    static func damageLastPage(of url: URL) throws {
+    /// Overwrites the b-tree page of `index` with garbage (keeping its 8-byte page header),
+    /// after checkpointing the WAL into the file. Tables and metadata stay readable.
+    static func damageIndex(_ index: String, of url: URL) throws {
         let queue = try DatabaseQueue(path: url.path)
-        try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        let (page, pageSize) = try queue.writeWithoutTransaction { db in
+            _ = try db.checkpoint(.truncate)
+            let page = try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = ?", arguments: [index]) ?? 0
+            return (page, try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+        }
         try queue.close()
+        precondition(page > 1, "no index \(index)")
         let handle = try FileHandle(forUpdating: url)
         defer { try? handle.close() }
-        let size = try handle.seekToEnd()
-        try handle.seek(toOffset: size - 4096 + 8)
-        handle.write(Data(repeating: 0xA5, count: 2000))
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize + 8))
+        handle.write(Data(repeating: 0xA5, count: pageSize - 8))
     }
 
     /// An SQLite database with a table of its own and no Strata metadata.

@@ -41,7 +41,7 @@ struct CLIFixture {
     /// A file in the fixture directory with `contents`.
     func file(_ name: String, _ contents: Data) -> String {
         let url = directory.appending(path: name)
-        FileManager.default.createFile(atPath: url.path, contents: contents)
+        _ = FileManager.default.createFile(atPath: url.path, contents: contents)
         return url.path
     }
 
