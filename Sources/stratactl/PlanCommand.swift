@@ -95,7 +95,8 @@ struct PlanCommand: ParsableCommand {
         var result: [String: Int64] = [:]
         try opened.database.read { db in
             for table in Set(plan.operations.compactMap(\.table)) where try db.tableExists(table) {
-                result[table] = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
+                let t = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                result[table] = try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(t)) - (SELECT min(rowid) FROM \(t)) + 1, 0)")
             }
         }
         return result

@@ -218,22 +218,35 @@ struct DeferredFinisher {
         return finished
     }
 
-    /// Swaps the shadow in: one short transaction, foreign keys off so that dropping the old
-    /// table does not cascade into the join tables that reference it.
+    /// Swaps the shadow in, in one short transaction of O(1) schema changes: the live table
+    /// is renamed aside (`_strata_old_<table>`) and the shadow takes its name; the old table
+    /// becomes a batched drop task of its own, so writers never wait for its pages to be freed.
+    /// `legacy_alter_table` keeps the join tables' `REFERENCES` on the name, and foreign keys
+    /// are off so that nothing cascades.
     private func swap(_ rewrite: TableRewrite, keyColumn: String, state: DeferredLedger.Progress, id: Int64) throws {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
         let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
         try store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
-            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            try db.execute(sql: "PRAGMA legacy_alter_table = ON")
+            defer {
+                try? db.execute(sql: "PRAGMA legacy_alter_table = OFF")
+                try? db.execute(sql: "PRAGMA foreign_keys = ON")
+            }
             try db.inTransaction {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
                 try dropTriggers(for: rewrite.table, in: db)
-                try db.execute(sql: "DROP TABLE \(t)")
+                var old = "_strata_old_\(rewrite.table)"
+                var n = 1
+                while try db.tableExists(old) { n += 1; old = "_strata_old_\(rewrite.table)_\(n)" }
+                try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
                 FaultInjection.point("rewrite.swap")
                 try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
                 try DeferredLedger.complete(id: id, in: db)
+                try DeferredLedger.append(MigrationOperation(.dropTable(old), deferrable: true, summary: "drop table \(old) (the rows of \(rewrite.table) before its rewrite)"),
+                                          kind: .dropTable, summary: "drop table \(old) (the rows of \(rewrite.table) before its rewrite)",
+                                          rowsTotal: state.rowsDone, in: db)
                 return .commit
             }
         }

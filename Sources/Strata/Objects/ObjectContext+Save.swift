@@ -25,8 +25,8 @@ extension ObjectContext {
             try store.database.write { db in
                 for object in toDelete {
                     current = object
-                    try db.execute(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?",
-                                   arguments: [object.objectID.primaryKey, object.version])
+                    try db.cachedStatement(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?")
+                        .execute(arguments: [object.objectID.primaryKey, object.version])
                     if db.changesCount == 0 { throw conflict(object, deleting: true) }
                 }
                 // Permanent keys: this transaction is the only writer, so max(_pk)+1… is ours.
@@ -39,9 +39,10 @@ extension ObjectContext {
                     newKeys[ObjectIdentifier(object)] = nextKey[table]!
                     nextKey[table]! += 1
                 }
+                var statements: [String: Statement] = [:]
                 for object in toInsert {
                     current = object
-                    try insertRow(object, keys: newKeys, db: db)
+                    try insertRow(object, keys: newKeys, statements: &statements, db: db)
                 }
                 for object in changed {
                     current = object
@@ -81,6 +82,7 @@ extension ObjectContext {
                 case .object(let o): object.committedToOne[name] = o.map { newKeys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
                 }
             }
+            object.changedSlots.removeAll()
             object.changedKeys.removeAll()
             object.changedJoinRelationships.removeAll()
         }
@@ -93,18 +95,19 @@ extension ObjectContext {
 
     func validate(_ object: ManagedObject) throws(ObjectContextError) {
         let plan = validationPlan(for: object.entity.name)
-        for keyPath in plan.requiredAttributes where (object.values[keyPath] ?? .null).isNull {
+        func isNull(_ keyPath: String) -> Bool { (object.value(forKeyPath: keyPath) ?? .null).isNull }
+        for keyPath in plan.requiredAttributes where isNull(keyPath) {
             throw ObjectContextError(.missingValue, "a value is required (the attribute is not optional)", entity: object.entity.name, property: keyPath, objectID: object.objectID)
         }
         for (composite, leaves) in plan.requiredCompositeLeaves {
             let all = plan.compositeLeaves[composite] ?? []
-            let isSet = !plan.optionalComposites.contains(composite) || all.contains { !(object.values[$0] ?? .null).isNull }
+            let isSet = !plan.optionalComposites.contains(composite) || all.contains { !isNull($0) }
             guard isSet else { continue }
-            if let missing = leaves.first(where: { (object.values[$0] ?? .null).isNull }) {
+            if let missing = leaves.first(where: isNull) {
                 throw ObjectContextError(.missingValue, "a value is required (element of composite '\(composite)' is not optional)", entity: object.entity.name, property: missing, objectID: object.objectID)
             }
         }
-        for relationship in model.allRelationships(of: object.entity.name) {
+        for relationship in relationships(of: object.entity.name) where !relationship.isToMany || relationship.minCount > 0 || relationship.maxCount > 0 || !relationship.isOptional {
             if !relationship.isToMany {
                 if !relationship.isOptional {
                     let hasTarget: Bool
@@ -164,35 +167,42 @@ extension ObjectContext {
         }
     }
 
-    private func insertRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
+    private func insertRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], statements: inout [String: Statement], db: Database) throws {
         let plan = insertPlan(for: object)
-        var arguments: [DatabaseValue] = [keys[ObjectIdentifier(object)]!.databaseValue]
+        var arguments: [(any DatabaseValueConvertible)?] = [keys[ObjectIdentifier(object)]!]
         arguments.reserveCapacity(plan.columnCount)
-        if object.layout.hasEntityColumn { arguments.append(object.entity.name.databaseValue) }
-        for keyPath in plan.attributeKeyPaths { arguments.append((object.values[keyPath] ?? .null).databaseValue) }
+        if object.layout.hasEntityColumn { arguments.append(object.entity.name) }
+        for value in object.values { arguments.append(value.databaseValue) }
         for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name], keys: keys)) }
-        for column in plan.orderColumns { arguments.append(object.orderValues[column]?.databaseValue ?? .null) }
-        let statement = try db.cachedStatement(sql: plan.sql)
+        for column in plan.orderColumns { arguments.append(object.orderValues[column]) }
+        let statement: Statement
+        if let cached = statements[plan.sql] {
+            statement = cached
+        } else {
+            statement = try db.cachedStatement(sql: plan.sql)
+            statements[plan.sql] = statement
+        }
         try statement.execute(arguments: StatementArguments(arguments))
     }
 
     private func updateRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
         var assignments: [String] = []
-        var arguments: [DatabaseValue] = []
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        for slot in object.changedSlots.sorted() {
+            assignments.append("\(quoteIdentifier(object.layout.slots[slot].column)) = ?")
+            arguments.append(object.values[slot].databaseValue)
+        }
         for key in object.changedKeys.sorted() {
-            if let column = object.layout.attributeColumns[key] {
-                assignments.append("\(quoteIdentifier(column.column)) = ?")
-                arguments.append((object.values[key] ?? .null).databaseValue)
-            } else if case .foreignKey(let column, _)? = object.layout.relationships[key] {
+            if case .foreignKey(let column, _)? = object.layout.relationships[key] {
                 assignments.append("\(quoteIdentifier(column)) = ?")
                 arguments.append(foreignKeyValue(object.toOne[key], keys: keys))
             } else if key.hasSuffix("_order") {
                 assignments.append("\(quoteIdentifier(key)) = ?")
-                arguments.append(object.orderValues[key]?.databaseValue ?? .null)
+                arguments.append(object.orderValues[key])
             }
         }
         assignments.append("\"_version\" = \"_version\" + 1")
-        arguments += [object.objectID.primaryKey.databaseValue, object.version.databaseValue]
+        arguments += [object.objectID.primaryKey, object.version]
         let sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
         if db.changesCount == 0 { throw conflict(object, deleting: false) }
@@ -231,8 +241,8 @@ extension ObjectContext {
         let columns = message.components(separatedBy: ": ").last?.split(separator: ",").map {
             String($0.trimmingCharacters(in: .whitespaces).split(separator: ".").last ?? "")
         } ?? []
-        let keyPaths = columns.map { column in object.layout.attributeColumns.values.first { $0.column == column }?.keyPath ?? column }
-        let values = keyPaths.map { "\($0) = \(object.values[$0] ?? .null)" }.joined(separator: ", ")
+        let keyPaths = columns.map { column in object.layout.slots.first { $0.column == column }?.keyPath ?? column }
+        let values = keyPaths.map { "\($0) = \(object.value(forKeyPath: $0) ?? .null)" }.joined(separator: ", ")
         return ObjectContextError(.uniquenessViolation, "another '\(object.entity.name)' already has \(values); the uniqueness constraint on (\(keyPaths.joined(separator: ", "))) forbids duplicates", entity: object.entity.name, property: keyPaths.joined(separator: ","), objectID: object.objectID)
     }
 }
@@ -252,11 +262,11 @@ extension ObjectContext {
         let layout = object.layout
         var columns = [StorageLayout.primaryKeyColumn]
         if layout.hasEntityColumn { columns.append(StorageLayout.entityColumn) }
-        let keyPaths = layout.attributeColumns.keys.sorted()
-        columns += keyPaths.map { layout.attributeColumns[$0]!.column }
+        let keyPaths = layout.slots.map(\.keyPath)
+        columns += layout.slots.map(\.column)
         var toOneNames: [String] = []
         var orderColumns: [String] = []
-        for relationship in model.allRelationships(of: object.entity.name) where !relationship.isToMany {
+        for relationship in relationships(of: object.entity.name) where !relationship.isToMany {
             guard case .foreignKey(let column, _)? = layout.relationships[relationship.name] else { continue }
             toOneNames.append(relationship.name)
             columns.append(column)

@@ -33,6 +33,16 @@ public final class ObjectContext {
     /// Per-entity statement and validation plans, computed once.
     var insertPlans: [String: InsertPlan] = [:]
     var validationPlans: [String: ValidationPlan] = [:]
+    var defaultValues: [String: [Value]] = [:]
+    var relationshipLists: [String: [Relationship]] = [:]
+
+    /// Every relationship of an entity, inherited ones included (cached).
+    func relationships(of entityName: String) -> [Relationship] {
+        if let cached = relationshipLists[entityName] { return cached }
+        let list = model.allRelationships(of: entityName)
+        relationshipLists[entityName] = list
+        return list
+    }
 
     public init(store: PersistentStore) {
         self.store = store
@@ -56,14 +66,16 @@ public final class ObjectContext {
         if entity.isAbstract {
             throw ObjectContextError(.abstractEntity, "entity '\(entityName)' is abstract; insert one of its sub-entities (\(model.subentities(of: entityName).map(\.name).joined(separator: ", ")))", entity: entityName)
         }
-        var values: [String: Value] = [:]
-        for (keyPath, column) in layout.attributeColumns {
-            values[keyPath] = column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null
+        let values: [Value]
+        if let template = defaultValues[entityName] {
+            values = template
+        } else {
+            values = layout.slots.map { column in column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null }
+            defaultValues[entityName] = values
         }
         let object = ManagedObject(objectID: ObjectID(entityName: entityName, primaryKey: nextTemporaryKey), entity: entity,
                                    layout: layout, context: self, values: values, version: 0)
         nextTemporaryKey -= 1
-        object.committedValues = [:]
         object.isInserted = true
         inserted.append(object)
         return object
@@ -99,13 +111,13 @@ public final class ObjectContext {
         func collect(_ o: ManagedObject) throws {
             guard seen.insert(ObjectIdentifier(o)).inserted, !o.isDeleted else { return }
             toDelete.append(o)
-            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .cascade {
+            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .cascade {
                 for target in try o.relatedObjects(relationship) { try collect(target) }
             }
         }
         try collect(object)
         for o in toDelete {
-            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .deny {
+            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .deny {
                 let blocking = try o.relatedObjects(relationship).filter { !seen.contains(ObjectIdentifier($0)) && !$0.isDeleted }
                 if let first = blocking.first {
                     throw ObjectContextError(.deleteDenied, "cannot delete: relationship '\(relationship.name)' has delete rule deny and still holds \(blocking.count) object(s) (first \(first.objectID)); remove them first", entity: o.entity.name, property: relationship.name, objectID: o.objectID)
@@ -113,7 +125,7 @@ public final class ObjectContext {
             }
         }
         for o in toDelete {
-            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
+            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
                 guard let inverse = model.inverse(of: relationship) else { continue }
                 for target in try o.relatedObjects(relationship) where !seen.contains(ObjectIdentifier(target)) {
                     if inverse.isToMany {
@@ -161,6 +173,7 @@ public final class ObjectContext {
         inserted.removeAll()
         for object in Array(updated.values) + deleted {
             object.values = object.committedValues
+            object.changedSlots.removeAll()
             object.changedKeys.removeAll()
             object.changedJoinRelationships.removeAll()
             object.toOne = object.committedToOne.mapValues { ManagedObject.ToOneTarget.stored($0) }
@@ -208,8 +221,11 @@ public final class ObjectContext {
                 try statement.setArguments(fragment.statementArguments)
                 let plan = RowPlan(columnNames: statement.columnNames)
                 var result: [ManagedObject] = []
+                var decoders: [String: RowDecoder] = [:]
                 let rows = try Row.fetchCursor(statement)
-                while let row = try rows.next() { result.append(object(for: row, plan: plan, rootEntity: rootEntity)) }
+                while let row = try rows.next() {
+                    result.append(object(for: row, plan: plan, rootEntity: rootEntity, statement: statement, decoders: &decoders))
+                }
                 return result
             }
         } catch let error as DatabaseError {
@@ -227,7 +243,17 @@ public final class ObjectContext {
         }
     }
 
-    private func object(for row: Row, plan: RowPlan, rootEntity: String) -> ManagedObject {
+    /// How to turn rows of one entity in one result set into objects, computed once per fetch.
+    struct RowDecoder {
+        let layout: EntityLayout
+        let entity: Entity
+        /// The result column of each slot (-1: not selected).
+        let positions: [Int]
+        /// To-one relationships stored on the row: name and result column.
+        let foreignKeys: [(name: String, position: Int)]
+    }
+
+    private func object(for row: Row, plan: RowPlan, rootEntity: String, statement: Statement, decoders: inout [String: RowDecoder]) -> ManagedObject {
         let pk: Int64 = row[plan.index[StorageLayout.primaryKeyColumn]!]
         var tableEntity = rootEntity
         if let i = plan.index[StorageLayout.entityColumn], let name = row[i] as String?, store.layout.entity(name) != nil {
@@ -235,22 +261,34 @@ public final class ObjectContext {
         }
         let id = ObjectID(entityName: tableEntity, primaryKey: pk)
         if let existing = registered[id] { return existing }
-        let layout = store.layout.entity(tableEntity)!
-        var values: [String: Value] = [:]
-        values.reserveCapacity(layout.attributeColumns.count)
-        for (keyPath, column) in layout.attributeColumns {
-            guard let i = plan.index[column.column] else { continue }
-            values[keyPath] = Value(databaseValue: row[i], type: column.attribute.type)
+        let decoder: RowDecoder
+        if let cached = decoders[tableEntity] {
+            decoder = cached
+        } else {
+            let layout = store.layout.entity(tableEntity)!
+            var foreignKeys: [(name: String, position: Int)] = []
+            for (name, storage) in layout.relationships.sorted(by: { $0.key < $1.key }) {
+                if case .foreignKey(let column, _) = storage, let i = plan.index[column] { foreignKeys.append((name, i)) }
+            }
+            decoder = RowDecoder(layout: layout, entity: model.entity(named: tableEntity)!,
+                                 positions: layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
+            decoders[tableEntity] = decoder
+        }
+        var values: [Value] = []
+        values.reserveCapacity(decoder.positions.count)
+        let sqliteStatement = statement.sqliteStatement
+        let types = decoder.layout.slotTypes
+        for (slot, position) in decoder.positions.enumerated() {
+            guard position >= 0 else { values.append(.null); continue }
+            values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
         }
         let version: Int64 = plan.index[StorageLayout.versionColumn].flatMap { row[$0] } ?? 1
-        let object = ManagedObject(objectID: id, entity: model.entity(named: tableEntity)!, layout: layout, context: self,
+        let object = ManagedObject(objectID: id, entity: decoder.entity, layout: decoder.layout, context: self,
                                    values: values, version: version)
-        for (name, storage) in layout.relationships {
-            if case .foreignKey(let column, _) = storage, let i = plan.index[column] {
-                let key: Int64? = row[i]
-                object.toOne[name] = .stored(key)
-                object.committedToOne[name] = key
-            }
+        for (name, position) in decoder.foreignKeys {
+            let key: Int64? = row[position]
+            object.toOne[name] = .stored(key)
+            object.committedToOne[name] = key
         }
         registered[id] = object
         return object
