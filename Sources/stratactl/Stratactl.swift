@@ -18,6 +18,7 @@ struct Stratactl: AsyncParsableCommand {
             ModelCommand.self,
             PlanCommand.self,
             DeferredCommand.self,
+            MigrateCommand.self,
         ]
     )
 }
