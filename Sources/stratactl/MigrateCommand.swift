@@ -112,7 +112,7 @@ struct MigrateCommand: ParsableCommand {
         }
         print("Path: \(path)")
         for (i, (hop, plan)) in hops.enumerated() {
-            print("Hop \(i + 1)/\(hops.count): \(hop.source.version) -> \(hop.destination.version)  [\(hop.isCustom ? "custom" : "lightweight"): \(hop.stageLabel)]")
+            print("Hop \(i + 1)/\(hops.count): \(hop.source.version) -> \(hop.destination.version)  [\(hop.isCustom ? "custom: " : "")\(hop.stageLabel)]")
             if plan.isEmpty { print("  nothing to do: the versions have the same storage") }
             for op in plan.operations { print("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)") }
         }

@@ -48,6 +48,9 @@ public struct ProgressiveMigrationGraph: Sendable {
     /// The path from one version to another, following successors.
     public func path(from start: ObjectModel, to destination: ObjectModel) throws(StagedMigrationError) -> ProgressiveMigrationPath {
         func index(_ m: ObjectModel) -> Int { versions.firstIndex { $0.version == m.version } ?? -1 }
+        if index(destination) < index(start) {
+            throw StagedMigrationError(.noPath, "no path from '\(start.version)' to '\(destination.version)': the store is already past it (downgrades are not supported)")
+        }
         var path = [start]
         var current = start
         while current.version != destination.version && current.checksum != destination.checksum {
@@ -59,9 +62,6 @@ public struct ProgressiveMigrationGraph: Sendable {
             }
             if index(next) > index(destination) && index(current) < index(destination) {
                 throw StagedMigrationError(.noPath, "no path from '\(start.version)' to '\(destination.version)': '\(current.version)' jumps to '\(next.version)', over '\(destination.version)'; migrate to '\(next.version)' instead, or change the nextVersion of '\(current.version)'")
-            }
-            if index(destination) < index(start) {
-                throw StagedMigrationError(.noPath, "no path from '\(start.version)' to '\(destination.version)': the store is already past it (downgrades are not supported)")
             }
             path.append(next)
             current = next

@@ -63,8 +63,9 @@ public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
     /// Completed fraction of the run (hops committed / hops).
     public var fraction: Double {
         guard hopCount > 0 else { return 1 }
+        if phase == .finished || phase == .cleaningUp { return 1 }
         let done = Double(hop - 1) + (phase == .hopCommitted ? 1 : 0)
-        return phase == .finished ? 1 : min(1, max(0, done / Double(hopCount)))
+        return min(1, max(0, done / Double(hopCount)))
     }
 
     public var description: String {
