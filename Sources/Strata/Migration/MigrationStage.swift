@@ -14,9 +14,8 @@ import Foundation
 ///     .custom(from: ModelReference(model: v2), to: ModelReference(model: v3), label: "FlightData entity",
 ///             didMigrate: { stage in
 ///                 for aircraft in try stage.context.fetch("Aircraft", where: "flightData != nil") {
-///                     let data = try stage.context.insert("FlightData")
-///                     data["data"] = aircraft["flightData"]
-///                     try data.setValue(aircraft, forKey: "aircraft")
+///                     let data = try stage.context.insert("FlightData", values: ["data": aircraft["flightData"]])
+///                     try data.setObject(aircraft, forRelationship: "aircraft")
 ///                 }
 ///             }),
 /// ]

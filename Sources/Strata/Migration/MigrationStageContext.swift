@@ -14,9 +14,8 @@ import GRDB
 /// ```swift
 /// didMigrate: { stage in
 ///     for post in try stage.context.fetch("Post", where: "content != nil") {
-///         let section = try stage.context.insert("Section")
-///         section["body"] = post["content"]            // `content` was removed by this hop
-///         try section.setValue(post, forKey: "post")
+///         let section = try stage.context.insert("Section", values: ["body": post["content"]])  // removed by this hop
+///         try post.addObject(section, toRelationship: "sections")
 ///     }
 /// }
 /// ```
