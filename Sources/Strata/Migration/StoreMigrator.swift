@@ -45,11 +45,17 @@ enum StoreMigrator {
 
     /// Runs the synchronous part of `plan` and rewrites the ledger, in one transaction on `db`.
     /// Used by lightweight migration at open and by each hop of staged migrations.
+    ///
+    /// `beforeOperations` runs first in the transaction (on the source schema: a custom
+    /// stage's `willMigrate`), `beforeCommit` after the plan's operations, before the ledger and
+    /// metadata are written (`didMigrate`); an error from either rolls everything back.
     static func apply(_ plan: MigrationPlan, from metadata: StoreMetadata, to model: ObjectModel, deferCleanup: Bool,
                       kind: String = "lightweight", detail: String? = nil, in db: Database,
+                      beforeOperations: ((Database) throws -> Void)? = nil,
                       beforeCommit: ((Database) throws -> Void)? = nil) throws {
         try db.inTransaction {
             try abandonRunningRewrites(in: db)
+            try beforeOperations?(db)
             for operation in plan.synchronous {
                 try clearStaleNames(for: operation, in: db)
                 try operation.execute(in: db)

@@ -141,7 +141,7 @@ public final class ManagedObject {
     }
 
     func entityComposite(_ name: String) -> CompositeAttribute? {
-        context?.store.model.allComposites(of: entity.name).first { $0.name == name }
+        context?.model.allComposites(of: entity.name).first { $0.name == name }
             ?? entity.composites.first { $0.name == name }
     }
 

@@ -22,7 +22,7 @@ extension ObjectContext {
         var newKeys: [ObjectIdentifier: Int64] = [:]
         var current: ManagedObject?
         do {
-            try store.database.write { db in
+            try writeDatabase { db in
                 for object in toDelete {
                     current = object
                     try db.cachedStatement(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?")
@@ -60,7 +60,7 @@ extension ObjectContext {
                let object = current {
                 throw uniquenessError(error, object: object)
             }
-            throw ObjectContextError(.store, "save failed", storeError: StoreError.from(error, path: store.url.path, while: "saving"))
+            throw ObjectContextError(.store, "save failed", storeError: StoreError.from(error, path: storePath, while: "saving"))
         }
         // Committed: make the in-memory state match the store.
         for object in toDelete {

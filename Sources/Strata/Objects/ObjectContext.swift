@@ -18,8 +18,25 @@ import GRDB
 /// let red = try context.fetch("Aircraft", where: "colorScheme.primary == %@", "red")
 /// ```
 public final class ObjectContext {
-    public let store: PersistentStore
-    var model: ObjectModel { store.model }
+    /// The store this context reads and writes.
+    ///
+    /// A context handed to a migration stage's handler works on the migration's own
+    /// connection and has no `PersistentStore`: reading `store` there is a programming error
+    /// (`precondition`).
+    public var store: PersistentStore {
+        guard let backingStore else { preconditionFailure("a migration stage's context has no PersistentStore; use the context's fetch/insert/delete/save") }
+        return backingStore
+    }
+    let backingStore: PersistentStore?
+    /// The model objects are read and written with.
+    let model: ObjectModel
+    /// How ``model`` maps to tables and columns.
+    let storeLayout: StorageLayout
+    let storePath: String
+    /// When set, reads and writes run on this connection, inside its caller's transaction
+    /// (a migration stage); ``detach()`` ends that.
+    private var connection: Database?
+    private let isConnectionBound: Bool
 
     /// Saved objects by identity (the identity map: one object per row per context).
     var registered: [ObjectID: ManagedObject] = [:]
@@ -45,7 +62,48 @@ public final class ObjectContext {
     }
 
     public init(store: PersistentStore) {
-        self.store = store
+        self.backingStore = store
+        self.model = store.model
+        self.storeLayout = store.layout
+        self.storePath = store.url.path
+        self.isConnectionBound = false
+    }
+
+    /// A context on an open connection, for `model` (used by migration stages: the handlers'
+    /// objects live in the migration's transaction). Saves run in a savepoint of that
+    /// transaction; they are committed or rolled back with it.
+    init(connection: Database, model: ObjectModel, path: String) {
+        self.backingStore = nil
+        self.model = model
+        self.storeLayout = StorageLayout(model: model)
+        self.storePath = path
+        self.connection = connection
+        self.isConnectionBound = true
+    }
+
+    /// Ends a connection-bound context: any later fetch or save throws.
+    func detach() { connection = nil }
+
+    /// Runs `body` on a reader: the bound connection, or one of the store's readers.
+    func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+        if isConnectionBound {
+            guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
+            return try body(connection)
+        }
+        return try store.database.read(body)
+    }
+
+    /// Runs `body` in one transaction (or, when bound to a connection, in one savepoint).
+    func writeDatabase(_ body: (Database) throws -> Void) throws {
+        if isConnectionBound {
+            guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
+            try connection.inSavepoint {
+                try body(connection)
+                return .commit
+            }
+            return
+        }
+        try store.database.write(body)
     }
 
     /// Whether any object has unsaved changes.
@@ -60,7 +118,7 @@ public final class ObjectContext {
     ///
     /// - Throws: ``ObjectContextError`` for an unknown or abstract entity.
     public func insert(_ entityName: String) throws(ObjectContextError) -> ManagedObject {
-        guard let entity = model.entity(named: entityName), let layout = store.layout.entity(entityName) else {
+        guard let entity = model.entity(named: entityName), let layout = storeLayout.entity(entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(entityName)' in model '\(model.version)'\(ManagedObject.suggestion(entityName, in: model.entities.map(\.name)))", entity: entityName)
         }
         if entity.isAbstract {
@@ -154,7 +212,7 @@ public final class ObjectContext {
     public func object(with id: ObjectID) throws -> ManagedObject {
         if let object = registered[id] { return object }
         if let object = inserted.first(where: { $0.objectID == id }) { return object }
-        guard let layout = store.layout.entity(id.entityName) else {
+        guard let layout = storeLayout.entity(id.entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(id.entityName)' in model '\(model.version)'", entity: id.entityName)
         }
         let objects = try fetchRows(SQLFragment("SELECT \(selectList(table: layout.table, alias: nil)) FROM \(quoteIdentifier(layout.table)) WHERE \"_pk\" = ?", [.int(id.primaryKey)]), table: layout.table)
@@ -209,14 +267,14 @@ public final class ObjectContext {
     /// never reads `*`: a store with deferred cleanup still has leftover columns.
     func selectList(table: String, alias: String?) -> String {
         let prefix = alias.map { "\($0)." } ?? ""
-        return (store.layout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
+        return (storeLayout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
     }
 
     /// Runs a `SELECT` of whole rows of one entity table and returns registered objects.
     func fetchRows(_ fragment: SQLFragment, table: String) throws -> [ManagedObject] {
-        let rootEntity = store.layout.tables[table]?.rootEntity ?? table
+        let rootEntity = storeLayout.tables[table]?.rootEntity ?? table
         do {
-            return try store.database.read { db in
+            return try readDatabase { db in
                 let statement = try db.cachedStatement(sql: fragment.sql)
                 try statement.setArguments(fragment.statementArguments)
                 let plan = RowPlan(columnNames: statement.columnNames)
@@ -229,7 +287,7 @@ public final class ObjectContext {
                 return result
             }
         } catch let error as DatabaseError {
-            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: store.url.path, while: "fetching"))
+            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
         }
     }
 
@@ -256,7 +314,7 @@ public final class ObjectContext {
     private func object(for row: Row, plan: RowPlan, rootEntity: String, statement: Statement, decoders: inout [String: RowDecoder]) -> ManagedObject {
         let pk: Int64 = row[plan.index[StorageLayout.primaryKeyColumn]!]
         var tableEntity = rootEntity
-        if let i = plan.index[StorageLayout.entityColumn], let name = row[i] as String?, store.layout.entity(name) != nil {
+        if let i = plan.index[StorageLayout.entityColumn], let name = row[i] as String?, storeLayout.entity(name) != nil {
             tableEntity = name
         }
         let id = ObjectID(entityName: tableEntity, primaryKey: pk)
@@ -265,7 +323,7 @@ public final class ObjectContext {
         if let cached = decoders[tableEntity] {
             decoder = cached
         } else {
-            let layout = store.layout.entity(tableEntity)!
+            let layout = storeLayout.entity(tableEntity)!
             var foreignKeys: [(name: String, position: Int)] = []
             for (name, storage) in layout.relationships.sorted(by: { $0.key < $1.key }) {
                 if case .foreignKey(let column, _) = storage, let i = plan.index[column] { foreignKeys.append((name, i)) }
