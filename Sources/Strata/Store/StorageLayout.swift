@@ -35,9 +35,10 @@ public struct StorageLayout: Sendable, Hashable {
         for entity in model.entities { addIndexes(of: entity) }
         indexes.sort { $0.name < $1.name }
         for (name, var layout) in entities {
-            let order = Dictionary(uniqueKeysWithValues: (tables[layout.table]?.columns ?? []).enumerated().map { ($1.name, $0) })
+            // Invalid models (duplicate names) must not crash: validation computes this layout.
+            let order = Dictionary((tables[layout.table]?.columns ?? []).enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
             layout.slots = layout.attributeColumns.values.sorted { (order[$0.column] ?? 0, $0.keyPath) < (order[$1.column] ?? 0, $1.keyPath) }
-            layout.slotIndex = Dictionary(uniqueKeysWithValues: layout.slots.enumerated().map { ($1.keyPath, $0) })
+            layout.slotIndex = Dictionary(layout.slots.enumerated().map { ($1.keyPath, $0) }, uniquingKeysWith: { a, _ in a })
             layout.slotTypes = layout.slots.map(\.attribute.type)
             entities[name] = layout
         }
