@@ -11,7 +11,10 @@ import GRDB
 ///   Unique indexes move to the shadow at the start; the triggers make them enforce
 ///   uniqueness for the live table meanwhile.
 /// - **Table drops** delete rows in batches, then drop the empty table.
-/// - **Index builds** on small tables run in one step; on large ones, as an online rewrite.
+/// - **Index builds** run as one sorted `CREATE INDEX` (SQLite has no incremental index build;
+///   this is the one step that holds the write lock for longer than a batch: about half a
+///   second per million rows). A rewrite builds its table's non-unique indexes the same way,
+///   at the swap; unique indexes are on the shadow from the start.
 /// - **Incremental vacuum** frees pages in batches.
 ///
 /// Every batch is one transaction that also records progress in the ledger, so a crash,
@@ -21,17 +24,19 @@ struct DeferredFinisher {
     let options: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
 
-    /// Tables with at most this many rows get their indexes built in one statement.
-    static let directIndexBuildRows: Int64 = 100_000
-
     private final class Counters {
         var rows: Int64 = 0
         var batches = 0
-        var batchSize = 200
+        static let initialBatchSize = 200
+        var batchSize = initialBatchSize
     }
 
     func run() async throws -> FinishReport {
         let start = ContinuousClock.now
+        // A larger page cache for the writer while finishing: copies and index builds touch
+        // many pages. Restored afterwards.
+        let previousCacheSize = try setCacheSize(-65_536)
+        defer { _ = try? setCacheSize(previousCacheSize) }
         var report = FinishReport(tasksFinished: 0, tasksRemaining: 0, rowsProcessed: 0, batches: 0, seconds: 0, stoppedEarly: false)
         let counters = Counters()
         let total = try readEntries().count
@@ -55,6 +60,14 @@ struct DeferredFinisher {
             try recordFinished(report)
         }
         return report
+    }
+
+    private func setCacheSize(_ size: Int) throws -> Int {
+        try store.database.writeWithoutTransaction { db in
+            let previous = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+            try db.execute(sql: "PRAGMA cache_size = \(size)")
+            return previous
+        }
     }
 
     // MARK: - Scheduling
@@ -90,6 +103,8 @@ struct DeferredFinisher {
 
     /// Runs one task; returns false when stopped before it was done.
     private func runTask(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        // Rows of different tasks cost differently: each task adapts its batch size afresh.
+        counters.batchSize = Counters.initialBatchSize
         switch entry.payload.operation.kind {
         case .rewriteTable(let rewrite):
             return try await runRewrite(entry, rewrite, keyColumn: StorageLayout.primaryKeyColumn, conflictKey: [StorageLayout.primaryKeyColumn], index: index, of: total, counters: counters)
@@ -97,13 +112,6 @@ struct DeferredFinisher {
             return try await runRewrite(entry, rewrite, keyColumn: "rowid", conflictKey: ["source_id", "target_id"], index: index, of: total, counters: counters)
         case .dropTable(let table):
             return try await runDrop(entry, table: table, index: index, of: total, counters: counters)
-        case .createIndex(let spec) where entry.payload.rowsTotal > Self.directIndexBuildRows:
-            if let rewrite = onlineRewrite(for: spec.table) {
-                let keyColumn = store.layout.tables[spec.table] != nil ? StorageLayout.primaryKeyColumn : "rowid"
-                let conflict = store.layout.tables[spec.table] != nil ? [StorageLayout.primaryKeyColumn] : ["source_id", "target_id"]
-                return try await runRewrite(entry, rewrite, keyColumn: keyColumn, conflictKey: conflict, index: index, of: total, counters: counters)
-            }
-            fallthrough
         case .incrementalVacuum:
             return try await runVacuum(entry, index: index, of: total, counters: counters)
         default:
@@ -124,23 +132,6 @@ struct DeferredFinisher {
         }
         counters.batches += 1
         counters.rows += entry.payload.rowsTotal
-    }
-
-    /// A rewrite of `table` into its current definition (used to build an index online).
-    private func onlineRewrite(for table: String) -> TableRewrite? {
-        let layout = store.layout
-        let create: String, shadow: String, columns: [String]
-        if let t = layout.tables[table] {
-            (create, shadow, columns) = (layout.createTableSQL(t), layout.createTableSQL(t, name: SchemaReconciler.shadowName(table)), t.columns.map(\.name))
-        } else if let j = layout.joinTables[table] {
-            (create, shadow, columns) = (layout.createJoinTableSQL(j), layout.createJoinTableSQL(j, name: SchemaReconciler.shadowName(table)), j.columnNames)
-        } else {
-            return nil
-        }
-        return TableRewrite(table: table, shadowTable: SchemaReconciler.shadowName(table), createShadowSQL: shadow, finalCreateSQL: create,
-                            columns: columns, droppedColumns: [], retypedColumns: [],
-                            indexSQL: layout.indexes.filter { $0.table == table }.map { layout.createIndexSQL($0, ifNotExists: true) },
-                            reasons: ["build indexes online"])
     }
 
     // MARK: - Online rewrite
@@ -237,6 +228,12 @@ struct DeferredFinisher {
             try db.inTransaction {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
                 try dropTriggers(for: rewrite.table, in: db)
+                for index in store.layout.indexes where index.table == rewrite.table && !index.isUnique {
+                    try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
+                    var onShadow = index
+                    onShadow.table = rewrite.shadowTable
+                    try db.execute(sql: store.layout.createIndexSQL(onShadow))
+                }
                 var old = "_strata_old_\(rewrite.table)"
                 var n = 1
                 while try db.tableExists(old) { n += 1; old = "_strata_old_\(rewrite.table)_\(n)" }
@@ -259,7 +256,10 @@ struct DeferredFinisher {
         try dropTriggers(for: rewrite.table, in: db)
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
-        for index in store.layout.indexes where index.table == rewrite.table {
+        // Unique indexes live on the shadow from the start: with the triggers they keep
+        // enforcing uniqueness for the live table. Other indexes are built at the swap, sorted
+        // in one pass, which costs far less than maintaining them row by row.
+        for index in store.layout.indexes where index.table == rewrite.table && index.isUnique {
             try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
             var onShadow = index
             onShadow.table = rewrite.shadowTable

@@ -18,9 +18,11 @@ import Foundation
 /// instead, for values that come from users, files or sockets.
 public final class ManagedObject {
     public internal(set) var objectID: ObjectID
+    /// The entity and its storage, shared by every object of the entity in the context.
+    let info: EntityInfo
     /// The object's entity (a sub-entity when fetched through its parent).
-    public let entity: Entity
-    let layout: EntityLayout
+    public var entity: Entity { info.entity }
+    var layout: EntityLayout { info.layout }
     /// The context the object belongs to; nil once the object was deleted and saved or the context reset.
     public internal(set) weak var context: ObjectContext?
 
@@ -32,6 +34,8 @@ public final class ManagedObject {
     var changedSlots: Set<Int> = []
     /// The optimistic-locking version read with the row.
     var version: Int64
+    /// The primary key given to an inserted object by the save in progress.
+    var pendingKey: Int64?
     /// To-one relationships: the target, resolved or as a stored primary key.
     var toOne: [String: ToOneTarget] = [:]
     /// To-one keys as last read from or written to the store (restored by rollback).
@@ -53,10 +57,9 @@ public final class ManagedObject {
         case object(ManagedObject?)
     }
 
-    init(objectID: ObjectID, entity: Entity, layout: EntityLayout, context: ObjectContext, values: [Value], version: Int64) {
+    init(objectID: ObjectID, info: EntityInfo, context: ObjectContext, values: [Value], version: Int64) {
         self.objectID = objectID
-        self.entity = entity
-        self.layout = layout
+        self.info = info
         self.context = context
         self.values = values
         self.committedValues = values
@@ -70,7 +73,7 @@ public final class ManagedObject {
 
     /// The value of an attribute or composite leaf, or nil when the entity has no such keypath.
     public func value(forKeyPath keyPath: String) -> Value? {
-        layout.slotIndex[keyPath].map { values[$0] }
+        info.slotIndex[keyPath].map { values[$0] }
     }
 
     // MARK: - Attributes
@@ -78,7 +81,7 @@ public final class ManagedObject {
     /// The value of an attribute or composite leaf. Unknown keypaths are a programming error.
     public subscript(keyPath: String) -> Value {
         get {
-            guard let slot = layout.slotIndex[keyPath] else { preconditionFailure("entity '\(entity.name)' has no attribute '\(keyPath)'") }
+            guard let slot = info.slotIndex[keyPath] else { preconditionFailure("entity '\(entity.name)' has no attribute '\(keyPath)'") }
             return values[slot]
         }
         set {
@@ -90,14 +93,14 @@ public final class ManagedObject {
     ///
     /// - Throws: ``ObjectContextError`` (`unknownProperty`, `typeMismatch`) naming the entity and keypath.
     public func setValue(_ value: any ValueConvertible, forKeyPath keyPath: String) throws(ObjectContextError) {
-        guard let slot = layout.slotIndex[keyPath] else {
+        guard let slot = info.slotIndex[keyPath] else {
             if let composite = entityComposite(keyPath) {
                 throw ObjectContextError(.typeMismatch, "'\(keyPath)' is a composite attribute; set its leaves (\(composite.leaves.map { keyPath + "." + $0.path.joined(separator: ".") }.joined(separator: ", "))) or use setComposite", entity: entity.name, property: keyPath, objectID: objectID)
             }
             throw ObjectContextError(.unknownProperty, "entity '\(entity.name)' has no attribute '\(keyPath)'\(Self.suggestion(keyPath, in: Array(layout.attributeColumns.keys)))", entity: entity.name, property: keyPath, objectID: objectID)
         }
         let raw = value.strataValue
-        let type = layout.slotTypes[slot]
+        let type = info.slotTypes[slot]
         guard let coerced = raw.coerced(to: type) else {
             throw ObjectContextError(.typeMismatch, "\(raw) (\(raw.kindName)) is not a valid \(type.rawValue)", entity: entity.name, property: keyPath, objectID: objectID)
         }
@@ -163,5 +166,28 @@ extension ManagedObject: CustomStringConvertible {
     public var description: String {
         let shown = layout.slots.indices.prefix(6).map { "\(layout.slots[$0].keyPath)=\(values[$0])" }.joined(separator: ", ")
         return "<\(objectID)\(isDeleted ? " deleted" : "")\(isInserted ? " inserted" : "") \(shown)>"
+    }
+}
+
+/// The immutable description of one entity shared by all its objects in a context: the entity,
+/// its storage layout and the lookups the hot paths need, held once instead of copied into
+/// every object.
+final class EntityInfo {
+    let entity: Entity
+    let layout: EntityLayout
+    let slotIndex: [String: Int]
+    let slotTypes: [AttributeType]
+    /// Default values in slot order: a new object's starting values.
+    let defaults: [Value]
+    /// Plans computed on first use by the context that owns this description.
+    var insertPlan: InsertPlan?
+    var validationPlan: ObjectContext.ValidationPlan?
+
+    init(entity: Entity, layout: EntityLayout) {
+        self.entity = entity
+        self.layout = layout
+        self.slotIndex = layout.slotIndex
+        self.slotTypes = layout.slotTypes
+        self.defaults = layout.slots.map { column in column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null }
     }
 }

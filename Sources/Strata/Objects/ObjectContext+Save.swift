@@ -19,8 +19,9 @@ extension ObjectContext {
         for object in inserted + changed { try validate(object) }
         let toInsert = inserted
         let toDelete = deleted
-        var newKeys: [ObjectIdentifier: Int64] = [:]
         var current: ManagedObject?
+        // Keys given by a failed transaction must not survive it.
+        func forgetPendingKeys() { for object in toInsert { object.pendingKey = nil } }
         do {
             try writeDatabase { db in
                 for object in toDelete {
@@ -36,31 +37,36 @@ extension ObjectContext {
                     if nextKey[table] == nil {
                         nextKey[table] = (try Int64.fetchOne(db, sql: "SELECT coalesce(max(\"_pk\"), 0) FROM \(quoteIdentifier(table))") ?? 0) + 1
                     }
-                    newKeys[ObjectIdentifier(object)] = nextKey[table]!
+                    object.pendingKey = nextKey[table]!
                     nextKey[table]! += 1
                 }
                 var statements: [String: Statement] = [:]
                 for object in toInsert {
                     current = object
-                    try insertRow(object, keys: newKeys, statements: &statements, db: db)
+                    try insertRow(object, statements: &statements, db: db)
                 }
                 for object in changed {
                     current = object
-                    try updateRow(object, keys: newKeys, db: db)
+                    try updateRow(object, db: db)
                 }
                 for object in toInsert + changed where !object.changedJoinRelationships.isEmpty {
                     current = object
-                    try writeJoinRows(object, keys: newKeys, db: db)
+                    try writeJoinRows(object, db: db)
                 }
             }
         } catch let error as ObjectContextError {
+            forgetPendingKeys()
             throw error
         } catch let error as DatabaseError {
+            forgetPendingKeys()
             if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY,
                let object = current {
                 throw uniquenessError(error, object: object)
             }
             throw ObjectContextError(.store, "save failed", storeError: StoreError.from(error, path: storePath, while: "saving"))
+        } catch {
+            forgetPendingKeys()
+            throw error
         }
         // Committed: make the in-memory state match the store.
         for object in toDelete {
@@ -68,7 +74,8 @@ extension ObjectContext {
             object.context = nil
         }
         for object in toInsert {
-            object.objectID = ObjectID(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!)
+            object.objectID = ObjectID(entityName: object.entity.name, primaryKey: object.pendingKey!)
+            object.pendingKey = nil
             object.isInserted = false
             object.version = 1
             registered[object.objectID] = object
@@ -79,7 +86,7 @@ extension ObjectContext {
             for (name, target) in object.toOne {
                 switch target {
                 case .stored(let pk): object.committedToOne[name] = pk
-                case .object(let o): object.committedToOne[name] = o.map { newKeys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
+                case .object(let o): object.committedToOne[name] = o.map { $0.pendingKey ?? $0.objectID.primaryKey }
                 }
             }
             object.changedSlots.removeAll()
@@ -94,7 +101,13 @@ extension ObjectContext {
     // MARK: - Validation
 
     func validate(_ object: ManagedObject) throws(ObjectContextError) {
-        let plan = validationPlan(for: object.entity.name)
+        let plan: ValidationPlan
+        if let cached = object.info.validationPlan {
+            plan = cached
+        } else {
+            plan = validationPlan(for: object.entity.name)
+            object.info.validationPlan = plan
+        }
         func isNull(_ keyPath: String) -> Bool { (object.value(forKeyPath: keyPath) ?? .null).isNull }
         for keyPath in plan.requiredAttributes where isNull(keyPath) {
             throw ObjectContextError(.missingValue, "a value is required (the attribute is not optional)", entity: object.entity.name, property: keyPath, objectID: object.objectID)
@@ -159,21 +172,21 @@ extension ObjectContext {
 
     // MARK: - Row writes
 
-    private func foreignKeyValue(_ target: ManagedObject.ToOneTarget?, keys: [ObjectIdentifier: Int64]) -> DatabaseValue {
+    private func foreignKeyValue(_ target: ManagedObject.ToOneTarget?) -> DatabaseValue {
         switch target {
         case .stored(let pk)?: return pk?.databaseValue ?? .null
-        case .object(let o?)?: return (keys[ObjectIdentifier(o)] ?? o.objectID.primaryKey).databaseValue
+        case .object(let o?)?: return (o.pendingKey ?? o.objectID.primaryKey).databaseValue
         case .object(nil)?, nil: return .null
         }
     }
 
-    private func insertRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], statements: inout [String: Statement], db: Database) throws {
+    private func insertRow(_ object: ManagedObject, statements: inout [String: Statement], db: Database) throws {
         let plan = insertPlan(for: object)
-        var arguments: [(any DatabaseValueConvertible)?] = [keys[ObjectIdentifier(object)]!]
+        var arguments: [(any DatabaseValueConvertible)?] = [object.pendingKey!]
         arguments.reserveCapacity(plan.columnCount)
         if object.layout.hasEntityColumn { arguments.append(object.entity.name) }
         for value in object.values { arguments.append(value.databaseValue) }
-        for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name], keys: keys)) }
+        for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name])) }
         for column in plan.orderColumns { arguments.append(object.orderValues[column]) }
         let statement: Statement
         if let cached = statements[plan.sql] {
@@ -185,7 +198,7 @@ extension ObjectContext {
         try statement.execute(arguments: StatementArguments(arguments))
     }
 
-    private func updateRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
+    private func updateRow(_ object: ManagedObject, db: Database) throws {
         var assignments: [String] = []
         var arguments: [(any DatabaseValueConvertible)?] = []
         for slot in object.changedSlots.sorted() {
@@ -195,7 +208,7 @@ extension ObjectContext {
         for key in object.changedKeys.sorted() {
             if case .foreignKey(let column, _)? = object.layout.relationships[key] {
                 assignments.append("\(quoteIdentifier(column)) = ?")
-                arguments.append(foreignKeyValue(object.toOne[key], keys: keys))
+                arguments.append(foreignKeyValue(object.toOne[key]))
             } else if key.hasSuffix("_order") {
                 assignments.append("\(quoteIdentifier(key)) = ?")
                 arguments.append(object.orderValues[key])
@@ -208,12 +221,12 @@ extension ObjectContext {
         if db.changesCount == 0 { throw conflict(object, deleting: false) }
     }
 
-    private func writeJoinRows(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
-        let ownKey = keys[ObjectIdentifier(object)] ?? object.objectID.primaryKey
+    private func writeJoinRows(_ object: ManagedObject, db: Database) throws {
+        let ownKey = object.pendingKey ?? object.objectID.primaryKey
         for name in object.changedJoinRelationships.sorted() {
             guard case .joinTable(let table, let own, let other, let orderColumn)? = object.layout.relationships[name] else { continue }
             let members = (object.toMany[name] ?? []).filter { !$0.isDeleted }
-            let memberKeys = members.map { keys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
+            let memberKeys = members.map { $0.pendingKey ?? $0.objectID.primaryKey }
             let existing = try Int64.fetchSet(db, sql: "SELECT \(quoteIdentifier(other)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ?", arguments: [ownKey])
             let wanted = Set(memberKeys)
             for key in existing.subtracting(wanted) {
@@ -258,7 +271,7 @@ struct InsertPlan {
 
 extension ObjectContext {
     func insertPlan(for object: ManagedObject) -> InsertPlan {
-        if let cached = insertPlans[object.entity.name] { return cached }
+        if let cached = object.info.insertPlan { return cached }
         let layout = object.layout
         var columns = [StorageLayout.primaryKeyColumn]
         if layout.hasEntityColumn { columns.append(StorageLayout.entityColumn) }
@@ -275,7 +288,7 @@ extension ObjectContext {
         columns += orderColumns
         let sql = "INSERT INTO \(quoteIdentifier(layout.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         let plan = InsertPlan(sql: sql, attributeKeyPaths: keyPaths, toOneNames: toOneNames, orderColumns: orderColumns, columnCount: columns.count)
-        insertPlans[object.entity.name] = plan
+        object.info.insertPlan = plan
         return plan
     }
 }

@@ -47,10 +47,18 @@ public final class ObjectContext {
     /// Objects deleted since the last save, in deletion order.
     var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
-    /// Per-entity statement and validation plans, computed once.
-    var insertPlans: [String: InsertPlan] = [:]
+    /// Per-entity validation plans, computed once.
     var validationPlans: [String: ValidationPlan] = [:]
-    var defaultValues: [String: [Value]] = [:]
+    var entityInfos: [String: EntityInfo] = [:]
+
+    /// The shared description of an entity (cached), or nil when the model has no such entity.
+    func info(for entityName: String) -> EntityInfo? {
+        if let cached = entityInfos[entityName] { return cached }
+        guard let entity = model.entity(named: entityName), let layout = storeLayout.entity(entityName) else { return nil }
+        let info = EntityInfo(entity: entity, layout: layout)
+        entityInfos[entityName] = info
+        return info
+    }
     var relationshipLists: [String: [Relationship]] = [:]
 
     /// Every relationship of an entity, inherited ones included (cached).
@@ -118,21 +126,14 @@ public final class ObjectContext {
     ///
     /// - Throws: ``ObjectContextError`` for an unknown or abstract entity.
     public func insert(_ entityName: String) throws(ObjectContextError) -> ManagedObject {
-        guard let entity = model.entity(named: entityName), let layout = storeLayout.entity(entityName) else {
+        guard let info = info(for: entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(entityName)' in model '\(model.version)'\(ManagedObject.suggestion(entityName, in: model.entities.map(\.name)))", entity: entityName)
         }
-        if entity.isAbstract {
+        if info.entity.isAbstract {
             throw ObjectContextError(.abstractEntity, "entity '\(entityName)' is abstract; insert one of its sub-entities (\(model.subentities(of: entityName).map(\.name).joined(separator: ", ")))", entity: entityName)
         }
-        let values: [Value]
-        if let template = defaultValues[entityName] {
-            values = template
-        } else {
-            values = layout.slots.map { column in column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null }
-            defaultValues[entityName] = values
-        }
-        let object = ManagedObject(objectID: ObjectID(entityName: entityName, primaryKey: nextTemporaryKey), entity: entity,
-                                   layout: layout, context: self, values: values, version: 0)
+        let object = ManagedObject(objectID: ObjectID(entityName: entityName, primaryKey: nextTemporaryKey), info: info,
+                                   context: self, values: info.defaults, version: 0)
         nextTemporaryKey -= 1
         object.isInserted = true
         inserted.append(object)
@@ -303,8 +304,7 @@ public final class ObjectContext {
 
     /// How to turn rows of one entity in one result set into objects, computed once per fetch.
     struct RowDecoder {
-        let layout: EntityLayout
-        let entity: Entity
+        let info: EntityInfo
         /// The result column of each slot (-1: not selected).
         let positions: [Int]
         /// To-one relationships stored on the row: name and result column.
@@ -323,26 +323,24 @@ public final class ObjectContext {
         if let cached = decoders[tableEntity] {
             decoder = cached
         } else {
-            let layout = storeLayout.entity(tableEntity)!
+            let info = info(for: tableEntity)!
             var foreignKeys: [(name: String, position: Int)] = []
-            for (name, storage) in layout.relationships.sorted(by: { $0.key < $1.key }) {
+            for (name, storage) in info.layout.relationships.sorted(by: { $0.key < $1.key }) {
                 if case .foreignKey(let column, _) = storage, let i = plan.index[column] { foreignKeys.append((name, i)) }
             }
-            decoder = RowDecoder(layout: layout, entity: model.entity(named: tableEntity)!,
-                                 positions: layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
+            decoder = RowDecoder(info: info, positions: info.layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
             decoders[tableEntity] = decoder
         }
         var values: [Value] = []
         values.reserveCapacity(decoder.positions.count)
         let sqliteStatement = statement.sqliteStatement
-        let types = decoder.layout.slotTypes
+        let types = decoder.info.slotTypes
         for (slot, position) in decoder.positions.enumerated() {
             guard position >= 0 else { values.append(.null); continue }
             values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
         }
         let version: Int64 = plan.index[StorageLayout.versionColumn].flatMap { row[$0] } ?? 1
-        let object = ManagedObject(objectID: id, entity: decoder.entity, layout: decoder.layout, context: self,
-                                   values: values, version: version)
+        let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)
         for (name, position) in decoder.foreignKeys {
             let key: Int64? = row[position]
             object.toOne[name] = .stored(key)
