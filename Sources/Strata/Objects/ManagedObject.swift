@@ -182,6 +182,7 @@ final class EntityInfo {
     /// Plans computed on first use by the context that owns this description.
     var insertPlan: InsertPlan?
     var validationPlan: ObjectContext.ValidationPlan?
+    var updateSQL: [UpdateShape: String] = [:]
 
     init(entity: Entity, layout: EntityLayout) {
         self.entity = entity

@@ -199,24 +199,40 @@ extension ObjectContext {
     }
 
     private func updateRow(_ object: ManagedObject, db: Database) throws {
-        var assignments: [String] = []
-        var arguments: [(any DatabaseValueConvertible)?] = []
-        for slot in object.changedSlots.sorted() {
-            assignments.append("\(quoteIdentifier(object.layout.slots[slot].column)) = ?")
-            arguments.append(object.values[slot].databaseValue)
+        let slots = object.changedSlots.sorted()
+        let keys = object.changedKeys.sorted().filter { key in
+            if case .foreignKey? = object.layout.relationships[key] { return true }
+            return key.hasSuffix("_order")
         }
-        for key in object.changedKeys.sorted() {
-            if case .foreignKey(let column, _)? = object.layout.relationships[key] {
-                assignments.append("\(quoteIdentifier(column)) = ?")
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        arguments.reserveCapacity(slots.count + keys.count + 2)
+        for slot in slots { arguments.append(object.values[slot].databaseValue) }
+        for key in keys {
+            if case .foreignKey? = object.layout.relationships[key] {
                 arguments.append(foreignKeyValue(object.toOne[key]))
-            } else if key.hasSuffix("_order") {
-                assignments.append("\(quoteIdentifier(key)) = ?")
+            } else {
                 arguments.append(object.orderValues[key])
             }
         }
-        assignments.append("\"_version\" = \"_version\" + 1")
         arguments += [object.objectID.primaryKey, object.version]
-        let sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
+        // The SQL depends only on which columns changed: build it once per shape.
+        let shape = UpdateShape(slots: slots, keys: keys)
+        let sql: String
+        if let cached = object.info.updateSQL[shape] {
+            sql = cached
+        } else {
+            var assignments = slots.map { "\(quoteIdentifier(object.layout.slots[$0].column)) = ?" }
+            for key in keys {
+                if case .foreignKey(let column, _)? = object.layout.relationships[key] {
+                    assignments.append("\(quoteIdentifier(column)) = ?")
+                } else {
+                    assignments.append("\(quoteIdentifier(key)) = ?")
+                }
+            }
+            assignments.append("\"_version\" = \"_version\" + 1")
+            sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
+            object.info.updateSQL[shape] = sql
+        }
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
         if db.changesCount == 0 { throw conflict(object, deleting: false) }
     }
@@ -258,6 +274,12 @@ extension ObjectContext {
         let values = keyPaths.map { "\($0) = \(object.value(forKeyPath: $0) ?? .null)" }.joined(separator: ", ")
         return ObjectContextError(.uniquenessViolation, "another '\(object.entity.name)' already has \(values); the uniqueness constraint on (\(keyPaths.joined(separator: ", "))) forbids duplicates", entity: object.entity.name, property: keyPaths.joined(separator: ","), objectID: object.objectID)
     }
+}
+
+/// Which columns an `UPDATE` sets: attribute slots and relationship keys.
+struct UpdateShape: Hashable {
+    var slots: [Int]
+    var keys: [String]
 }
 
 /// The cached `INSERT` for one entity: which values go in which order.

@@ -256,7 +256,7 @@ public final class ObjectContext {
     public func reset() {
         for object in registered.values { object.context = nil }
         for object in inserted { object.context = nil }
-        registered.removeAll()
+        registered.removeAll(keepingCapacity: true)
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
@@ -295,10 +295,16 @@ public final class ObjectContext {
     /// Column positions of one result set.
     struct RowPlan {
         let index: [String: Int]
+        let primaryKey: Int
+        let entity: Int?
+        let version: Int?
         init(columnNames: [String]) {
             var index: [String: Int] = [:]
             for (i, name) in columnNames.enumerated() where index[name] == nil { index[name] = i }
             self.index = index
+            primaryKey = index[StorageLayout.primaryKeyColumn] ?? 0
+            entity = index[StorageLayout.entityColumn]
+            version = index[StorageLayout.versionColumn]
         }
     }
 
@@ -312,9 +318,9 @@ public final class ObjectContext {
     }
 
     private func object(for row: Row, plan: RowPlan, rootEntity: String, statement: Statement, decoders: inout [String: RowDecoder]) -> ManagedObject {
-        let pk: Int64 = row[plan.index[StorageLayout.primaryKeyColumn]!]
+        let pk: Int64 = row[plan.primaryKey]
         var tableEntity = rootEntity
-        if let i = plan.index[StorageLayout.entityColumn], let name = row[i] as String?, storeLayout.entity(name) != nil {
+        if let i = plan.entity, let name = row[i] as String?, storeLayout.entity(name) != nil {
             tableEntity = name
         }
         let id = ObjectID(entityName: tableEntity, primaryKey: pk)
@@ -339,7 +345,7 @@ public final class ObjectContext {
             guard position >= 0 else { values.append(.null); continue }
             values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
         }
-        let version: Int64 = plan.index[StorageLayout.versionColumn].flatMap { row[$0] } ?? 1
+        let version: Int64 = plan.version.flatMap { row[$0] } ?? 1
         let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)
         for (name, position) in decoder.foreignKeys {
             let key: Int64? = row[position]
