@@ -45,7 +45,15 @@ struct DeferredFinisher {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
             guard let entry = try readEntries().first else { break }
             guard await mayContinue() else { report.stoppedEarly = true; break }
+            let taskStart = ContinuousClock.now
+            let batchesBefore = counters.batches, rowsBefore = counters.rows
             let finished = try await runTask(entry, index: index, of: total, counters: counters)
+            let took = (ContinuousClock.now - taskStart).components
+            store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
+                "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
+                "strata.ms": "\(String(format: "%.1f", Double(took.seconds) * 1000 + Double(took.attoseconds) / 1e15))",
+                "strata.batches": "\(counters.batches - batchesBefore)", "strata.rows": "\(counters.rows - rowsBefore)",
+            ])
             if !finished { report.stoppedEarly = true; break }
             report.tasksFinished += 1
             index += 1
@@ -318,7 +326,13 @@ struct DeferredFinisher {
                     try DeferredLedger.complete(id: id, in: db)
                     return .commit
                 }
-                try db.execute(sql: "DELETE FROM \(t) WHERE rowid IN (SELECT rowid FROM \(t) LIMIT ?)", arguments: [size])
+                // A rowid range from the start of the table: leaf pages empty in order and are freed.
+                let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [size - 1])
+                if let upper {
+                    try db.execute(sql: "DELETE FROM \(t) WHERE rowid <= ?", arguments: [upper])
+                } else {
+                    try db.execute(sql: "DELETE FROM \(t)")
+                }
                 let deleted = Int64(db.changesCount)
                 next.rowsDone += deleted
                 FaultInjection.point("drop.mid-batch")
@@ -338,9 +352,12 @@ struct DeferredFinisher {
     }
 
     private func runVacuum(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        counters.batchSize = 1024   // pages
         while true {
             guard await mayContinue() else { return false }
-            let more = try vacuumBatch(id: entry.task.id)
+            let batchStart = ContinuousClock.now
+            let more = try vacuumBatch(pages: counters.batchSize, id: entry.task.id)
+            adapt(counters, elapsed: ContinuousClock.now - batchStart)
             counters.batches += 1
             if !more {
                 report(entry, rowsDone: 0, state: .done, index: index, of: total)
@@ -350,9 +367,9 @@ struct DeferredFinisher {
         }
     }
 
-    private func vacuumBatch(id: Int64) throws -> Bool {
+    private func vacuumBatch(pages: Int, id: Int64) throws -> Bool {
         try store.database.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA incremental_vacuum(256)")
+            try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
             let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
             if free == 0 { try DeferredLedger.complete(id: id, in: db) }
             return free > 0
