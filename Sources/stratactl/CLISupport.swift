@@ -2,14 +2,9 @@ import ArgumentParser
 import Foundation
 import Strata
 
-/// Prints a library error to stderr and returns stratactl's exit code for it (see ``ExitStatus``).
-func CLIFailure(_ error: any Error) -> ExitCode { ExitStatus.fail(error) }
-
-/// Prints a JSON value with sorted keys on stdout.
+/// Prints a JSON-compatible value (dictionaries, arrays, scalars) on stdout, keys sorted.
 func printJSON(_ value: Any) throws {
-    let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-    FileHandle.standardOutput.write(data)
-    FileHandle.standardOutput.write(Data("\n".utf8))
+    print(try JSONOutput.string(jsonObject: value))
 }
 
 /// A one-line progress bar on stderr, redrawn in place; silent when stderr is not a terminal

@@ -24,7 +24,7 @@ struct DeferredCommand: AsyncParsableCommand {
 
         func run() throws {
             let tasks: [DeferredTask]
-            do { tasks = try PersistentStore.pendingDeferredWork(at: URL(fileURLWithPath: store)) } catch { throw CLIFailure(error) }
+            do { tasks = try PersistentStore.pendingDeferredWork(at: URL(fileURLWithPath: store)) } catch { throw ExitStatus.fail(error) }
             if output.json {
                 try printJSON(tasks.map(\.jsonObject))
                 return
@@ -62,7 +62,7 @@ struct DeferredCommand: AsyncParsableCommand {
             do {
                 let metadata = try PersistentStore.metadata(at: url)
                 store = try PersistentStore.open(at: url, model: metadata.model, options: StoreOptions(createIfMissing: false))
-            } catch { throw CLIFailure(error) }
+            } catch { throw ExitStatus.fail(error) }
             let bar = ProgressBar(enabled: !output.json)
             let options = FinishOptions(batchBudget: .milliseconds(batchMilliseconds), pauseBetweenBatches: .milliseconds(pauseMilliseconds),
                                         maxTasks: onlyOne ? 1 : nil)
@@ -71,7 +71,7 @@ struct DeferredCommand: AsyncParsableCommand {
                 report = try await store.finishDeferredMigration(options) { progress in
                     bar.update(fraction: progress.task.fraction, label: "task \(progress.taskIndex + 1)/\(progress.taskCount): \(progress.task.summary)")
                 }
-            } catch { bar.finish(); throw CLIFailure(error) }
+            } catch { bar.finish(); throw ExitStatus.fail(error) }
             bar.finish()
             if output.json {
                 try printJSON(["tasksFinished": report.tasksFinished, "tasksRemaining": report.tasksRemaining, "rowsProcessed": report.rowsProcessed,

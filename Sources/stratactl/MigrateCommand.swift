@@ -86,7 +86,7 @@ struct MigrateCommand: ParsableCommand {
             FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
             throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable].contains(error.code) ? 3 : 1)
         } catch {
-            throw CLIFailure(error)
+            throw ExitStatus.fail(error)
         }
     }
 

@@ -78,7 +78,7 @@ struct PlanCommand: ParsableCommand {
         } catch let error as ExitCode {
             throw error
         } catch {
-            throw CLIFailure(error)
+            throw ExitStatus.fail(error)
         }
     }
 
