@@ -12,8 +12,27 @@ struct SystemdTests {
             print("SKIPPED unitsUnderRealSystemd: \(tool) not found")
             return
         }
-        let script = Paths.packageRoot.appendingPathComponent("Tests/EndToEndTests/systemd/daemon-under-systemd.sh").path
-        let result = try runCommand(tool, ["--", script, Paths.packageRoot.path, Paths.binaries.path])
+        // with-systemd gives the private manager its own empty /tmp and /var/tmp: a checkout
+        // under them is invisible inside, so stage what the script needs elsewhere.
+        var root = Paths.packageRoot
+        var binaries = Paths.binaries
+        var staging: URL?
+        if ["/tmp/", "/var/tmp/"].contains(where: { root.path.hasPrefix($0) || binaries.path.hasPrefix($0) }) {
+            let stage = URL(fileURLWithPath: "/var/lib/strata-systemd-test-\(UUID().uuidString.prefix(8))")
+            let fm = FileManager.default
+            try fm.createDirectory(at: stage.appendingPathComponent("bin"), withIntermediateDirectories: true)
+            try fm.createDirectory(at: stage.appendingPathComponent("Tests/EndToEndTests"), withIntermediateDirectories: true)
+            for item in ["config", "systemd", "Tests/EndToEndTests/systemd"] {
+                try fm.copyItem(at: root.appendingPathComponent(item), to: stage.appendingPathComponent(item))
+            }
+            for binary in ["stratad", "stratactl"] {
+                try fm.copyItem(at: binaries.appendingPathComponent(binary), to: stage.appendingPathComponent("bin/\(binary)"))
+            }
+            (root, binaries, staging) = (stage, stage.appendingPathComponent("bin"), stage)
+        }
+        defer { if let staging { try? FileManager.default.removeItem(at: staging) } }
+        let script = root.appendingPathComponent("Tests/EndToEndTests/systemd/daemon-under-systemd.sh").path
+        let result = try runCommand(tool, ["--", script, root.path, binaries.path])
         if result.status == 77 {
             print("SKIPPED unitsUnderRealSystemd: with-systemd cannot boot a private systemd here:\n\(result.output)")
             withKnownIssue("no private systemd on this machine") { Issue.record("SKIPPED") }
