@@ -63,7 +63,9 @@ public struct SignalReading: Sendable, Hashable {
 
     static func format(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e12 { return String(Int64(value)) }
-        if abs(value) >= 10 { return String(format: "%.0f", value) }
-        return String(format: "%.2f", value)
+        var text = String(format: abs(value) >= 10 ? "%.1f" : "%.2f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 }
