@@ -215,11 +215,18 @@ public struct AdminInterface: VarlinkInterface {
                 "pauseLatencyMaxMs": .double(stats.pauseLatencyMaxMilliseconds),
                 "recentPauses": .array(stats.recentPauses.map { pause in
                     .object(["cause": .string(pause.cause), "reason": .string(pause.reason), "latencyMs": .double(pause.latencyMilliseconds),
-                             "store": pause.store.map(JSONValue.string) ?? .null, "at": .string(ISO8601DateFormatter().string(from: pause.at))])
+                             "store": pause.store.map(JSONValue.string) ?? .null, "at": .string(Self.timestamp(pause.at))])
                 }),
                 "errors": .int(Int64(stats.errors)), "lastError": stats.lastError.map(JSONValue.string) ?? .null,
             ]),
         ])
+    }
+
+    /// ISO 8601 with milliseconds (pause times are compared with clients' clocks).
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     static func info(_ task: DeferredTask) -> JSONValue {

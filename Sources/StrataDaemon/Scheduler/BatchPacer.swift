@@ -19,6 +19,7 @@ final class BatchPacer: Sendable {
     private let deadline: ContinuousClock.Instant?
     private let budget: Duration
     private let pause: Duration
+    private let interrupt: (@Sendable () -> Interruption?)?
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -29,20 +30,38 @@ final class BatchPacer: Sendable {
 
     enum StopReason: Sendable {
         case gate, turnOver
+        /// The interrupt check saw load.
+        case load(Interruption)
     }
 
     /// - Parameters:
     ///   - forced: work started with `now` (only shutdown stops it).
     ///   - deadline: the end of the store's turn (nil: no end).
-    init(gate: SchedulerGate, forced: Bool, deadline: ContinuousClock.Instant?, budget: Duration, pause: Duration) {
+    ///   - interrupt: a cheap check of the daemon's own load made before every batch and during
+    ///     the delay (the scheduler's sampling loop may be a few tens of milliseconds away);
+    ///     returns why and when (the first busy reading) when the work must stop. Closes the gate.
+    init(gate: SchedulerGate, forced: Bool, deadline: ContinuousClock.Instant?, budget: Duration, pause: Duration,
+         interrupt: (@Sendable () -> Interruption?)? = nil) {
         self.gate = gate
         self.forced = forced
         self.deadline = deadline
         self.budget = budget
         self.pause = pause
+        self.interrupt = interrupt
     }
 
     private var allowed: Bool { forced ? gate.allowsForcedWork : gate.allowsIdleWork }
+
+    /// Whether the work may go on; records why not.
+    private func mayGoOn() -> Bool {
+        guard allowed else { return false }
+        if let interrupt, let interruption = interrupt() {
+            if !forced { gate.set(open: false) }
+            state.withLock { $0.stoppedBy = .load(interruption) }
+            return false
+        }
+        return true
+    }
 
     /// Total cost delay slept so far.
     var delayed: Duration { state.withLock { $0.delayed } }
@@ -51,7 +70,7 @@ final class BatchPacer: Sendable {
 
     /// The `shouldContinue` of `FinishOptions`.
     func shouldContinue() -> Bool {
-        guard allowed else { return stop(.gate) }
+        guard mayGoOn() else { return stop(.gate) }
         let clock = ContinuousClock()
         if let last = state.withLock({ $0.lastBatchStart }), pause > .zero {
             let cost = clock.now - last
@@ -59,12 +78,12 @@ final class BatchPacer: Sendable {
             let delay = pause * ratio
             let until = clock.now + delay
             while clock.now < until {
-                guard allowed else { return stop(.gate) }
+                guard mayGoOn() else { return stop(.gate) }
                 let slice = min(.milliseconds(2), until - clock.now)
                 if slice > .zero { usleep(UInt32(max(1, slice.nanoseconds / 1000))) }
             }
             state.withLock { $0.delayed += delay }
-            guard allowed else { return stop(.gate) }
+            guard mayGoOn() else { return stop(.gate) }
         }
         if let deadline, clock.now >= deadline { return stop(.turnOver) }
         state.withLock { $0.lastBatchStart = clock.now }
@@ -72,7 +91,16 @@ final class BatchPacer: Sendable {
     }
 
     private func stop(_ reason: StopReason) -> Bool {
-        state.withLock { $0.stoppedBy = reason }
+        state.withLock { state in
+            if case .load = state.stoppedBy, case .gate = reason { return }
+            state.stoppedBy = reason
+        }
         return false
     }
+}
+
+/// Why and when a run's interrupt check stopped it (the first busy reading).
+public struct Interruption: Sendable, Hashable {
+    public var reason: String
+    public var at: ContinuousClock.Instant
 }

@@ -15,6 +15,8 @@ public final class DeferredWorkRunner: Sendable {
         public var error: String?
         /// The run ended because the gate closed (load returned, pause, shutdown).
         public var stoppedByGate = false
+        /// The interrupt check saw load before a batch: its reason and when.
+        public var interruptedBy: Interruption?
         /// Cost delay slept between batches.
         public var delayed: Duration = .zero
     }
@@ -35,7 +37,9 @@ public final class DeferredWorkRunner: Sendable {
     /// - Parameters:
     ///   - now: run even when the scheduler is paused or the machine busy (only shutdown stops it).
     ///   - deadline: the end of the store's turn (nil: until done or stopped).
+    ///   - interrupt: checked before every batch; a reason stops the work (see ``BatchPacer``).
     public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
+                    interrupt: (@Sendable () -> Interruption?)? = nil,
                     progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
         let name = hosted.name
         guard let store = hosted.store, hosted.state == .ready else {
@@ -45,7 +49,8 @@ public final class DeferredWorkRunner: Sendable {
             return Result(store: name, report: nil, error: "deferred work already runs on this store")
         }
         defer { hosted.endFinishing() }
-        let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches)
+        let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
+                               interrupt: interrupt)
         let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         do {
@@ -57,11 +62,21 @@ public final class DeferredWorkRunner: Sendable {
                 "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
                 "strata.stopped_early": "\(report.stoppedEarly)",
             ])
-            return Result(store: name, report: report, error: nil, stoppedByGate: pacer.stoppedBy == .gate, delayed: pacer.delayed)
+            return Self.result(name, report, nil, pacer)
         } catch {
             logger.error("deferred work failed", metadata: ["strata.store": "\(name)", "strata.error": "\(error)"])
-            return Result(store: name, report: nil, error: "\(error)", stoppedByGate: pacer.stoppedBy == .gate, delayed: pacer.delayed)
+            return Self.result(name, nil, "\(error)", pacer)
         }
+    }
+
+    private static func result(_ name: String, _ report: FinishReport?, _ error: String?, _ pacer: BatchPacer) -> Result {
+        var result = Result(store: name, report: report, error: error, delayed: pacer.delayed)
+        switch pacer.stoppedBy {
+        case .gate: result.stoppedByGate = true
+        case .load(let interruption): result.stoppedByGate = true; result.interruptedBy = interruption
+        case .turnOver, nil: break
+        }
+        return result
     }
 
     /// Finishes the deferred work of `stores` one after the other (`FinishDeferred`).

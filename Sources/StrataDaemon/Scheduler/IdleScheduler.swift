@@ -121,16 +121,18 @@ public actor IdleScheduler: DeferredWorkScheduler {
     /// `load_window` — or over the last second when that is busier, so returning load is seen
     /// at once and forgotten only after the window.
     private func daemonReadings(_ all: [HostedStore], at now: ContinuousClock.Instant) -> [SignalReading] {
-        let settings = detector.settings
+        Self.daemonReadings(all, settings: detector.settings, windows: [detector.settings.loadWindow, .seconds(1)], at: now)
+    }
+
+    static func daemonReadings(_ all: [HostedStore], settings: SchedulerSettings, windows: [Duration], at now: ContinuousClock.Instant) -> [SignalReading] {
         guard settings.signals.contains(.requests) || settings.signals.contains(.transactions) else { return [] }
         var rate = 0.0, open = 0.0
         var busiest: (name: String, rate: Double)?
         for hosted in all where hosted.state == .ready {
-            let long = hosted.load.snapshot(window: settings.loadWindow, at: now)
-            let short = hosted.load.snapshot(window: .seconds(1), at: now)
-            let storeRate = max(long.requestsPerSecond, short.requestsPerSecond)
+            let snapshots = windows.map { hosted.load.snapshot(window: $0, at: now) }
+            let storeRate = snapshots.map(\.requestsPerSecond).max() ?? 0
             rate += storeRate
-            open += max(long.openTransactions, short.openTransactions)
+            open += snapshots.map(\.openTransactions).max() ?? 0
             if storeRate > (busiest?.rate ?? 0) { busiest = (hosted.name, storeRate) }
         }
         var readings: [SignalReading] = []
@@ -142,6 +144,19 @@ public actor IdleScheduler: DeferredWorkScheduler {
             readings.append(SignalReading(signal: .transactions, label: "open transactions", value: open, threshold: settings.openTransactions, unit: ""))
         }
         return readings
+    }
+
+    /// The check the work makes before every batch: the daemon's load over the last second
+    /// (reading no files, so it is cheap). Between two ticks, returning clients stop the work
+    /// at the next batch without waiting for the sampling loop.
+    private func interruptCheck(_ all: [HostedStore]) -> @Sendable () -> Interruption? {
+        let settings = detector.settings
+        let clock = self.clock
+        return {
+            let now = clock.now
+            let busy = Self.daemonReadings(all, settings: settings, windows: [.seconds(1)], at: now).filter(\.isBusy)
+            return busy.isEmpty ? nil : Interruption(reason: "waiting: " + busy.map(\.summary).joined(separator: "; "), at: now)
+        }
     }
 
     /// Evaluates the latest readings and moves the gate.
@@ -181,8 +196,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     private nonisolated func workLoop() async {
-        while let (hosted, settings) = await nextTurn() {
-            let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn)
+        while let (hosted, settings, interrupt) = await nextTurn() {
+            let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn, interrupt: interrupt)
             let ended = clock.now
             guard await turnEnded(result, at: ended) else { break }
         }
@@ -190,7 +205,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     /// The next store with pending work, in round-robin order after the last one.
-    private func nextTurn() async -> (HostedStore, SchedulerSettings)? {
+    private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?)? {
         guard gate.allowsIdleWork else { return nil }
         let all = await stores()
         let now = clock.now
@@ -200,13 +215,18 @@ public actor IdleScheduler: DeferredWorkScheduler {
             guard hosted.state == .ready, !hosted.isFinishing, !recentlyFailed(hosted.name, now), !hosted.pendingTasks().isEmpty else { continue }
             lastStore = hosted.name
             workingOn = hosted.name
-            return (hosted, detector.settings)
+            return (hosted, detector.settings, interruptCheck(all))
         }
         return nil
     }
 
     /// Records a turn; returns whether to go on.
     private func turnEnded(_ result: DeferredWorkRunner.Result, at ended: ContinuousClock.Instant) -> Bool {
+        if let interrupted = result.interruptedBy, stopRequest == nil {
+            // The work saw the load before the sampling loop did.
+            stopRequest = (interrupted.at, .signal, interrupted.reason)
+            closeGate(at: interrupted.at)
+        }
         if let report = result.report {
             statistics.rowsProcessed += report.rowsProcessed
             statistics.batches += report.batches
