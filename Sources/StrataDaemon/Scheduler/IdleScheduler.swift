@@ -118,10 +118,10 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     /// The daemon's own load: requests per second and mean open transactions over
-    /// `load_window` — or over the last second when that is busier, so returning load is seen
-    /// at once and forgotten only after the window.
+    /// `load_window` — or over the last 250 ms when that is busier, so returning load is seen
+    /// at once (two quick requests exceed 5/s) and forgotten only after the window.
     private func daemonReadings(_ all: [HostedStore], at now: ContinuousClock.Instant) -> [SignalReading] {
-        Self.daemonReadings(all, settings: detector.settings, windows: [detector.settings.loadWindow, .seconds(1)], at: now)
+        Self.daemonReadings(all, settings: detector.settings, windows: [detector.settings.loadWindow, StoreLoad.burstWindow], at: now)
     }
 
     static func daemonReadings(_ all: [HostedStore], settings: SchedulerSettings, windows: [Duration], at now: ContinuousClock.Instant) -> [SignalReading] {
@@ -146,7 +146,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return readings
     }
 
-    /// The check the work makes before every batch: the daemon's load over the last second
+    /// The check the work makes before every batch: the daemon's load over the last 250 ms
     /// (reading no files, so it is cheap). Between two ticks, returning clients stop the work
     /// at the next batch without waiting for the sampling loop.
     private func interruptCheck(_ all: [HostedStore]) -> @Sendable () -> Interruption? {
@@ -154,7 +154,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         let clock = self.clock
         return {
             let now = clock.now
-            let busy = Self.daemonReadings(all, settings: settings, windows: [.seconds(1)], at: now).filter(\.isBusy)
+            let busy = Self.daemonReadings(all, settings: settings, windows: [StoreLoad.burstWindow], at: now).filter(\.isBusy)
             return busy.isEmpty ? nil : Interruption(reason: "waiting: " + busy.map(\.summary).joined(separator: "; "), at: now)
         }
     }

@@ -21,8 +21,8 @@ public struct SchedulerSettings: Sendable, Hashable {
     public var requestRate: Double = 5
     /// Mean number of open transactions (time-averaged) above which the daemon is busy.
     public var openTransactions: Double = 0.5
-    /// The sliding window over which the daemon's own load is measured (the last second counts
-    /// too when it is busier: load that returns is seen at once, and forgotten only slowly).
+    /// The sliding window over which the daemon's own load is measured (the last 250 ms count
+    /// too when they are busier: load that returns is seen at once, and forgotten only slowly).
     public var loadWindow: Duration = .seconds(10)
     /// The signals that count, comma separated (see ``SchedulerSignal``); logind is off by default.
     public var signals: Set<SchedulerSignal> = SchedulerSignal.defaults
@@ -57,7 +57,7 @@ public struct SchedulerSettings: Sendable, Hashable {
         "load_per_core": "busy above this 1-minute load average per core",
         "request_rate": "busy above this many daemon requests per second",
         "open_transactions": "busy above this mean number of open transactions (time-averaged)",
-        "load_window": "sliding window of the daemon's own load (duration; the last second counts when busier)",
+        "load_window": "sliding window of the daemon's own load (duration; the last 250 ms count when busier)",
         "signals": "signals that count, comma separated: \(SchedulerSignal.allCases.map(\.rawValue).joined(separator: ","))",
         "sample_interval": "how often signals are read while no work runs (duration)",
         "run_sample_interval": "how often signals are read while work runs (duration)",

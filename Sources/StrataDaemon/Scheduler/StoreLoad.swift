@@ -9,6 +9,9 @@ import Synchronization
 public final class StoreLoad: Sendable {
     /// Width of one bucket.
     public static let bucket: Duration = .milliseconds(100)
+    /// The short window whose rate counts when it is higher than `load_window`'s: load that
+    /// returns is seen within a couple of requests.
+    public static let burstWindow: Duration = .milliseconds(250)
     /// The longest window that can be asked for.
     public static let horizon: Duration = .seconds(300)
     static let capacity = 3000
