@@ -30,17 +30,18 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Items in the store.") var rows = 400_000
+    @Option(name: .long, help: "Items in the store.") var rows = 800_000
     @Option(name: .long, help: "Concurrent clients.") var clients = 4
     @Option(name: .customLong("interval-ms"), help: "Pause between a client's inserts, in milliseconds.") var interval = 5
     @Option(name: .customLong("load-s"), help: "Length of a load phase, in seconds.") var loadSeconds = 2.0
     @Option(name: .customLong("quiet-s"), help: "Length of a quiet phase, in seconds (the work gets what is left after load_window and idle_after).") var quietSeconds = 3.0
     @Option(name: .customLong("max-cycles"), help: "Give up after this many cycles.") var maxCycles = 100
-    @Option(name: .customLong("batch-ms"), help: "Scheduler batch_budget, in milliseconds.") var batchMilliseconds = 10
-    @Option(name: .customLong("pause-ms"), help: "Scheduler pause_between_batches, in milliseconds.") var pauseMilliseconds = 5
+    @Option(name: .customLong("batch-ms"), help: "Scheduler batch_budget, in milliseconds.") var batchMilliseconds = 20
+    @Option(name: .customLong("pause-ms"), help: "Scheduler pause_between_batches, in milliseconds.") var pauseMilliseconds = 10
     @Option(name: .customLong("idle-after"), help: "Scheduler idle_after (and load_window).") var idleAfter = "1s"
     @Option(name: .long, help: "Scheduler signals (the machine-wide ones are off by default: other work on a shared machine would gate the run).")
     var signals = "requests,transactions"
+    @Flag(name: .long, help: "Print the slowest client requests with their time into the load phase (to stderr).") var trace = false
     @OptionGroup var options: BenchOptions
 
     func validate() throws {
@@ -204,6 +205,10 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             if cycles == nil { progress.say("cycle \(run.cycles): \(try await client.rowsDone()) rows done") }
         }
         let (latency, maxMicroseconds, errors) = load.results()
+        if trace {
+            let lines = load.slowestRequests(30).map { String(format: "  %8.2f ms at %7.1f ms into load phase %d", $0.latencyMs, $0.intoPhaseMs, $0.phase) }
+            FileHandle.standardError.write(Data("strata-bench: slowest requests (\(cycles == nil ? "scheduler on" : "no deferred work")):\n\(lines.joined(separator: "\n"))\n".utf8))
+        }
         run.latency = latency
         run.maxMicroseconds = maxMicroseconds
         run.errors = errors
@@ -257,6 +262,9 @@ final class BenchClients: Sendable {
     private let count: Int
     private let interval: Duration
     private let recorded = Mutex<(latency: LatencyRecorder, maxMicroseconds: Double, errors: Int, sequence: Int)>((LatencyRecorder(), 0, 0, 0))
+    /// The slowest requests: (latency ms, ms into the load phase, phase number).
+    private let slowest = Mutex<[(Double, Double, Int)]>([])
+    private let phases = Mutex(0)
 
     init(socket: String, count: Int, interval: Duration) {
         self.socket = socket
@@ -266,7 +274,9 @@ final class BenchClients: Sendable {
 
     /// One load phase.
     func run(for duration: Duration) async {
-        let ends = ContinuousClock.now + duration
+        let begins = ContinuousClock.now
+        let ends = begins + duration
+        let phase = phases.withLock { $0 += 1; return $0 }
         await withTaskGroup(of: Void.self) { group in
             for client in 0..<count {
                 group.addTask {
@@ -285,6 +295,13 @@ final class BenchClients: Sendable {
                                     $0.latency.record(took)
                                     $0.maxMicroseconds = max($0.maxMicroseconds, took.milliseconds * 1000)
                                 }
+                                self.slowest.withLock { slowest in
+                                    slowest.append((took.milliseconds, (start - begins).milliseconds, phase))
+                                    if slowest.count > 400 {
+                                        slowest.sort { $0.0 > $1.0 }
+                                        slowest.removeLast(slowest.count - 40)
+                                    }
+                                }
                                 if self.interval > .zero { try await Task.sleep(for: self.interval) }
                             }
                         }
@@ -295,6 +312,11 @@ final class BenchClients: Sendable {
                 }
             }
         }
+    }
+
+    /// The slowest requests, slowest first.
+    func slowestRequests(_ count: Int) -> [(latencyMs: Double, intoPhaseMs: Double, phase: Int)] {
+        slowest.withLock { Array($0.sorted { $0.0 > $1.0 }.prefix(count)) }.map { ($0.0, $0.1, $0.2) }
     }
 
     func results() -> (LatencyRecorder, Double, Int) {
