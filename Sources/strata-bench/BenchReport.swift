@@ -28,7 +28,7 @@ struct BenchReport {
     /// Parameters, in print order (rows, batch size, …).
     var parameters: [(String, Any)] = []
     var figures: [BenchFigure] = []
-    /// Figures whose ratio goes into JSON as a top-level `<key>_ratio`.
+    /// Free-form lines printed after the figures.
     var notes: [String] = []
     /// Targets: figure key → the highest acceptable ratio.
     var targets: [String: Double] = [:]

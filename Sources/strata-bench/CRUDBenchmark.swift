@@ -11,7 +11,7 @@ struct CRUDBenchmark: ParsableCommand {
         abstract: "Insert, fetch, update and delete through Strata and through raw GRDB; print the ratios.",
         discussion: """
             Two stores with the same schema (created by Strata, same connection settings) get \
-            the same work, raw GRDB first, then Strata, phase by phase:
+            the same work, alternating raw GRDB and Strata batch by batch (fetch by fetch):
 
               insert  --rows objects in batches of --batch-size, one transaction per batch
               fetch   --fetches fetches of "colorScheme.primary == %@" (an indexed composite \
@@ -62,27 +62,28 @@ struct CRUDBenchmark: ParsableCommand {
         report.parameters = [("rows", rows), ("batch_size", batchSize), ("fetches", fetches), ("colors", data.colors)]
         report.targets = ["insert": 1.5, "fetch": 1.3]
 
+        // Each phase alternates the two sides batch by batch (fetch by fetch), so that load
+        // from other processes hits both alike.
+
         // Insert.
-        var insertTimes: [Duration] = []
-        for side in sides {
-            progress.say("insert \(rows) rows (\(side.name))…")
-            insertTimes.append(try Self.time { for batch in data.insertBatches { try side.insert(batch) } })
+        progress.say("insert \(rows) rows in batches of \(batchSize)…")
+        var insertTimes = [Duration.zero, Duration.zero]
+        for batch in data.insertBatches {
+            for (i, side) in sides.enumerated() { insertTimes[i] += try Self.time { try side.insert(batch) } }
         }
         report.add(BenchFigure(key: "insert", label: "insert \(rows) rows", unit: "ms", strata: insertTimes[1].milliseconds, raw: insertTimes[0].milliseconds))
         report.add(BenchFigure(key: "insert_rate", label: "insert rate", unit: "rows/s", strata: Double(rows) / insertTimes[1].seconds,
                                raw: Double(rows) / insertTimes[0].seconds, higherIsBetter: true))
 
         // Fetch.
-        var latencies: [LatencyRecorder] = []
-        var checksums: [Int] = []
-        for side in sides {
-            progress.say("fetch × \(fetches) (\(side.name))…")
-            for n in 0..<warmup { _ = try side.fetch(color: data.fetchColor(n)) }
-            var recorder = LatencyRecorder()
-            var checksum = 0
-            for n in 0..<fetches { checksum &+= try recorder.measure { try side.fetch(color: data.fetchColor(n)) } }
-            latencies.append(recorder)
-            checksums.append(checksum)
+        progress.say("fetch × \(fetches) per side…")
+        for n in 0..<warmup {
+            for side in sides { _ = try side.fetch(color: data.fetchColor(n)) }
+        }
+        var latencies = [LatencyRecorder(), LatencyRecorder()]
+        var checksums = [0, 0]
+        for n in 0..<fetches {
+            for (i, side) in sides.enumerated() { checksums[i] &+= try latencies[i].measure { try side.fetch(color: data.fetchColor(n)) } }
         }
         if checksums[0] != checksums[1] { throw BenchError("fetch results differ between raw GRDB and Strata (checksums \(checksums))") }
         report.add(BenchFigure(key: "fetch", label: "fetch by colorScheme.primary (mean)", unit: "µs",
@@ -92,18 +93,14 @@ struct CRUDBenchmark: ParsableCommand {
 
         // Update and delete 10%.
         for (key, batches) in [("update", data.updateBatches), ("delete", data.deleteBatches)] {
-            var times: [Duration] = []
-            var counts: [Int] = []
-            for side in sides {
-                progress.say("\(key) 10% (\(side.name))…")
-                var total = Duration.zero
-                var count = 0
-                for colors in batches {
+            progress.say("\(key) 10%…")
+            var times = [Duration.zero, Duration.zero]
+            var counts = [0, 0]
+            for colors in batches {
+                for (i, side) in sides.enumerated() {
                     try side.prepareBatch(colors: colors)
-                    total += try Self.time { count += key == "update" ? try side.updatePrepared() : try side.deletePrepared() }
+                    times[i] += try Self.time { counts[i] += key == "update" ? try side.updatePrepared() : try side.deletePrepared() }
                 }
-                times.append(total)
-                counts.append(count)
             }
             if counts[0] != counts[1] { throw BenchError("\(key) touched \(counts[0]) rows with raw GRDB but \(counts[1]) with Strata") }
             report.add(BenchFigure(key: key, label: "\(key) \(counts[1]) rows", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))

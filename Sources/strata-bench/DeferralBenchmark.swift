@@ -76,7 +76,9 @@ struct DeferralBenchmark: AsyncParsableCommand {
         progress.say("1/5 open with deferral…")
         let clock = ContinuousClock()
         var start = clock.now
-        let store = try PersistentStore.open(at: deferredURL, model: Self.v2, options: StoreOptions(migration: .deferred, logger: logger))
+        var openLogger = logger
+        openLogger.logLevel = options.json ? .warning : .notice   // shows the migration's phase timings
+        let store = try PersistentStore.open(at: deferredURL, model: Self.v2, options: StoreOptions(migration: .deferred, logger: openLogger))   // also logs each finished task
         let openDeferred = clock.now - start
         let pending = try store.pendingDeferredWork()
 
@@ -178,9 +180,14 @@ struct DeferralBenchmark: AsyncParsableCommand {
         try store.close()
     }
 
+    /// Copies the seed store and flushes the copy to disk, so that no measurement pays for
+    /// writing back a freshly copied file (a real store is not hundreds of dirty megabytes).
     static func copy(_ source: URL, to destination: URL) throws -> URL {
         try? FileManager.default.removeItem(at: destination)
         try FileManager.default.copyItem(at: source, to: destination)
+        let handle = try FileHandle(forUpdating: destination)
+        try handle.synchronize()
+        try handle.close()
         return destination
     }
 

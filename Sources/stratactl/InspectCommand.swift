@@ -55,11 +55,12 @@ struct StoreReport: Encodable {
         var table: String
         var parent: String?
         var isAbstract: Bool
-        var objects: Int
+        /// nil when counting failed (reported as an integrity problem under `--check`).
+        var objects: Int?
     }
     struct Table: Encodable {
         var name: String
-        var rows: Int
+        var rows: Int?
     }
     struct History: Encodable {
         var at: Date
@@ -109,35 +110,62 @@ struct StoreReport: Encodable {
         defer { offline.close() }
         let metadata = offline.metadata
         let context = ObjectContext(store: offline.store)
+        // With --check, a count that fails (a damaged table or index) becomes a problem in the
+        // report instead of ending the command, so that integrity_check still runs.
+        var countProblems: [String] = []
+        func counted(_ what: String, _ body: () throws -> Int) throws -> Int? {
+            do {
+                return try body()
+            } catch {
+                guard check else { throw error }
+                countProblems.append("counting \(what) failed: \(error)")
+                return nil
+            }
+        }
         var entities: [Entity] = []
         for entity in offline.model.entities {
             let table = offline.layout.entity(entity.name)?.table ?? entity.name
-            let objects = try context.count(FetchRequest(entityName: entity.name))
+            let objects = try counted("entity \(entity.name)") { try context.count(FetchRequest(entityName: entity.name)) }
             entities.append(Entity(name: entity.name, table: table, parent: entity.parent, isAbstract: entity.isAbstract, objects: objects))
         }
-        let tableNames = offline.layout.allTableNames
-        let (tables, statistics, integrity) = try offline.read("inspecting the store") { db in
-            let tables = try tableNames.map { name in
-                Table(name: name, rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0)
+        var tables: [Table] = []
+        for name in offline.layout.allTableNames {
+            let rows = try counted("table \(name)") {
+                try offline.read("counting the rows of \(name)") { db in
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0
+                }
             }
+            tables.append(Table(name: name, rows: rows))
+        }
+        let statistics = try offline.read("reading file statistics") { db in
             func pragma(_ name: String) throws -> Int { try Int.fetchOne(db, sql: "PRAGMA \(name)") ?? 0 }
             let autoVacuum = ["none", "full", "incremental"]
-            let statistics = FileStatistics(
+            return FileStatistics(
                 bytes: fileSize(path), walBytes: fileSize(path + "-wal"), pageSize: try pragma("page_size"),
                 pageCount: try pragma("page_count"), freelistCount: try pragma("freelist_count"),
                 journalMode: try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "?",
                 autoVacuum: autoVacuum[safe: try pragma("auto_vacuum")] ?? "?")
-            var integrity: Integrity?
-            if check {
-                let messages = try String.fetchAll(db, sql: "PRAGMA integrity_check")
-                var problems = messages == ["ok"] ? [] : messages
-                for row in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") {
-                    let table: String = row[0], rowid: Int64? = row[1], parent: String = row[2]
-                    problems.append("foreign key: row \(rowid.map(String.init) ?? "?") of \(table) references a missing row of \(parent)")
+        }
+        var integrity: Integrity?
+        if check {
+            var problems = countProblems
+            do {
+                // Collected line by line: on a badly damaged file SQLite stops the check with
+                // SQLITE_CORRUPT after reporting some problems.
+                try offline.store.database.read { db in
+                    let messages = try String.fetchCursor(db, sql: "PRAGMA integrity_check")
+                    while let message = try messages.next() {
+                        if message != "ok" { problems.append(message) }
+                    }
+                    for row in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") {
+                        let table: String = row[0], rowid: Int64? = row[1], parent: String = row[2]
+                        problems.append("foreign key: row \(rowid.map(String.init) ?? "?") of \(table) references a missing row of \(parent)")
+                    }
                 }
-                integrity = Integrity(ok: problems.isEmpty, problems: problems)
+            } catch let error as DatabaseError {
+                problems.append("the check stopped: \(error.message ?? "\(error.resultCode)")")
             }
-            return (tables, statistics, integrity)
+            integrity = Integrity(ok: problems.isEmpty, problems: problems)
         }
         return StoreReport(
             path: path, storeIdentifier: metadata.storeIdentifier, formatVersion: metadata.formatVersion,
@@ -194,7 +222,7 @@ struct StoreReport: Encodable {
             var name = entity.name
             if let parent = entity.parent { name += " : \(parent)" }
             if entity.isAbstract { name += " (abstract)" }
-            entityTable.append([name, entity.table, String(entity.objects)])
+            entityTable.append([name, entity.table, entity.objects.map(String.init) ?? "?"])
         }
         lines.append(entityTable.render())
 
@@ -202,7 +230,7 @@ struct StoreReport: Encodable {
         lines.append("Tables:")
         var tableTable = TextTable(headers: ["TABLE", "ROWS"], indent: "  ")
         tableTable.rightAligned = [1]
-        for table in tables { tableTable.append([table.name, String(table.rows)]) }
+        for table in tables { tableTable.append([table.name, table.rows.map(String.init) ?? "?"]) }
         lines.append(tableTable.render())
 
         lines.append("")
@@ -221,7 +249,7 @@ struct StoreReport: Encodable {
                 lines.append("Integrity: ok")
             } else {
                 lines.append("Integrity: \(integrity.problems.count) problem\(integrity.problems.count == 1 ? "" : "s") found")
-                lines += integrity.problems.map { "  \($0)" }
+                lines += integrity.problems.flatMap { $0.split(separator: "\n") }.map { "  \($0.trimmingCharacters(in: .whitespaces))" }
             }
         }
         return lines.joined(separator: "\n")

@@ -26,9 +26,11 @@ struct OfflineStore {
         do {
             return try store.database.read(body)
         } catch let error as DatabaseError {
+            let corrupt = error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+            let advice = corrupt ? "; run `stratactl inspect --check` and restore the store from a backup" : ""
             throw StoreError(
-                error.resultCode == .SQLITE_CORRUPT ? .corrupt : .sqlite, path: url.path,
-                "\(action) failed: \(error.message ?? "\(error.resultCode)")", sqliteCode: error.extendedResultCode.rawValue)
+                corrupt ? .corrupt : .sqlite, path: url.path,
+                "\(action) failed: \(error.message ?? "\(error.resultCode)")\(advice)", sqliteCode: error.extendedResultCode.rawValue)
         }
     }
 

@@ -41,6 +41,13 @@ struct PlanCommand: ParsableCommand {
                 source = try ModelFile.load(contentsOf: URL(fileURLWithPath: from!))
             }
             let destination = try resolveDestination()
+            if let storeURL, let model, source.checksum != destination.checksum,
+               let path = try? ProgressiveMigrationGraph(directory: ModelDirectory(url: URL(fileURLWithPath: model)))
+                   .path(fromChecksum: source.checksum, storeVersion: source.version, to: destination.version),
+               path.hops.count > 1 {
+                try printPath(path, store: storeURL)
+                return
+            }
             let plan = try MigrationPlan.infer(from: source, to: destination)
             let rows = try storeURL.map { try Self.estimateRows(plan, store: $0) } ?? [:]
             if output.json {
@@ -75,6 +82,33 @@ struct PlanCommand: ParsableCommand {
         }
     }
 
+    /// A progressive path of several hops: the versions, then each hop's plan (or why it needs
+    /// a custom stage).
+    private func printPath(_ path: ProgressiveMigrationPath, store: URL) throws {
+        var hops: [[String: Any]] = []
+        var lines = ["Path: \(path.versions.map(\.version).joined(separator: " -> "))" + (path.skipped.isEmpty ? "" : " (skips \(path.skipped.joined(separator: ", ")))")]
+        for (from, to) in path.hops {
+            var hop: [String: Any] = ["from": from.version, "to": to.version]
+            lines.append("Hop \(from.version) -> \(to.version):")
+            do {
+                let plan = try MigrationPlan.infer(from: from, to: to)
+                hop["operations"] = plan.operations.map { ["mode": $0.isDeferrable ? "deferred" : "sync", "summary": $0.summary] }
+                if plan.isEmpty { lines.append("  nothing to do: the versions have the same storage") }
+                for op in plan.operations { lines.append("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)") }
+            } catch {
+                hop["customStageRequired"] = "\(error)"
+                lines.append("  CUSTOM STAGE REQUIRED: \(error)")
+            }
+            hops.append(hop)
+        }
+        if output.json {
+            try printJSON(["store": store.path, "path": path.versions.map(\.version), "skipped": path.skipped, "hops": hops])
+        } else {
+            print(lines.joined(separator: "\n"))
+            print("Run `stratactl migrate \(store.path) --model \(model ?? "DIR") --to \"\(path.versions.last?.version ?? "")\" --dry-run` for the staged migration. Nothing was changed.")
+        }
+    }
+
     private func resolveDestination() throws -> ObjectModel {
         if let model {
             let directory = try ModelDirectory(url: URL(fileURLWithPath: model))
@@ -95,7 +129,8 @@ struct PlanCommand: ParsableCommand {
         var result: [String: Int64] = [:]
         try opened.database.read { db in
             for table in Set(plan.operations.compactMap(\.table)) where try db.tableExists(table) {
-                result[table] = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
+                let t = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                result[table] = try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(t)) - (SELECT min(rowid) FROM \(t)) + 1, 0)")
             }
         }
         return result

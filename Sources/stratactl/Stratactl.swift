@@ -36,6 +36,7 @@ struct Stratactl: AsyncParsableCommand {
             DaemonCheckpointCommand.self,
             DaemonBackupCommand.self,
             DaemonReloadCommand.self,
+            MigrateCommand.self,
         ]
     )
 }

@@ -253,9 +253,15 @@ struct DeferredMigrationTests {
         // A new store instance (as after a restart) resumes where the ledger says.
         try store.close()
         let reopened = try PersistentStore.open(at: url, model: Self.narrow)
-        let second = try await reopened.finishDeferredMigration()
+        let firstResumed = Counter()
+        let resumedFrom = LockedValue<Int64?>(nil)
+        let second = try await reopened.finishDeferredMigration { progress in
+            if progress.task.id == task.id, firstResumed.increment() == 0 { resumedFrom.set(progress.task.rowsDone) }
+        }
         #expect(second.tasksRemaining == 0)
-        #expect(second.rowsProcessed < 2000)
+        // The rewrite continued from the ledger's progress, not from the first row.
+        #expect((resumedFrom.get() ?? 0) > task.rowsDone)
+        #expect((resumedFrom.get() ?? 0) <= task.rowsDone + 400)
         #expect(try Self.snapshot(reopened) == Self.freshSchema(Self.narrow))
         #expect(try Self.int(reopened, "SELECT count(*) FROM Item") == 2000)
     }
@@ -297,6 +303,15 @@ struct DeferredMigrationTests {
         try await store.finishDeferredMigration()
         #expect(try Self.snapshot(store) == Self.freshSchema(Self.narrow))
     }
+}
+
+/// A thread-safe box for values written by callbacks.
+final class LockedValue<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ value: T) { self.value = value }
+    func set(_ new: T) { lock.lock(); value = new; lock.unlock() }
+    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 /// A thread-safe counter for callbacks.

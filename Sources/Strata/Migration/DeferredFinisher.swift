@@ -11,7 +11,10 @@ import GRDB
 ///   Unique indexes move to the shadow at the start; the triggers make them enforce
 ///   uniqueness for the live table meanwhile.
 /// - **Table drops** delete rows in batches, then drop the empty table.
-/// - **Index builds** on small tables run in one step; on large ones, as an online rewrite.
+/// - **Index builds** run as one sorted `CREATE INDEX` (SQLite has no incremental index build;
+///   this is the one step that holds the write lock for longer than a batch: about half a
+///   second per million rows). A rewrite builds its table's non-unique indexes the same way,
+///   at the swap; unique indexes are on the shadow from the start.
 /// - **Incremental vacuum** frees pages in batches.
 ///
 /// Every batch is one transaction that also records progress in the ledger, so a crash,
@@ -21,17 +24,19 @@ struct DeferredFinisher {
     let options: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
 
-    /// Tables with at most this many rows get their indexes built in one statement.
-    static let directIndexBuildRows: Int64 = 100_000
-
     private final class Counters {
         var rows: Int64 = 0
         var batches = 0
-        var batchSize = 200
+        static let initialBatchSize = 200
+        var batchSize = initialBatchSize
     }
 
     func run() async throws -> FinishReport {
         let start = ContinuousClock.now
+        // A larger page cache for the writer while finishing: copies and index builds touch
+        // many pages. Restored afterwards.
+        let previousCacheSize = try setCacheSize(-65_536)
+        defer { _ = try? setCacheSize(previousCacheSize) }
         var report = FinishReport(tasksFinished: 0, tasksRemaining: 0, rowsProcessed: 0, batches: 0, seconds: 0, stoppedEarly: false)
         let counters = Counters()
         let total = try readEntries().count
@@ -40,7 +45,15 @@ struct DeferredFinisher {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
             guard let entry = try readEntries().first else { break }
             guard await mayContinue() else { report.stoppedEarly = true; break }
+            let taskStart = ContinuousClock.now
+            let batchesBefore = counters.batches, rowsBefore = counters.rows
             let finished = try await runTask(entry, index: index, of: total, counters: counters)
+            let took = (ContinuousClock.now - taskStart).components
+            store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
+                "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
+                "strata.ms": "\(String(format: "%.1f", Double(took.seconds) * 1000 + Double(took.attoseconds) / 1e15))",
+                "strata.batches": "\(counters.batches - batchesBefore)", "strata.rows": "\(counters.rows - rowsBefore)",
+            ])
             if !finished { report.stoppedEarly = true; break }
             report.tasksFinished += 1
             index += 1
@@ -55,6 +68,14 @@ struct DeferredFinisher {
             try recordFinished(report)
         }
         return report
+    }
+
+    private func setCacheSize(_ size: Int) throws -> Int {
+        try store.database.writeWithoutTransaction { db in
+            let previous = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+            try db.execute(sql: "PRAGMA cache_size = \(size)")
+            return previous
+        }
     }
 
     // MARK: - Scheduling
@@ -90,6 +111,8 @@ struct DeferredFinisher {
 
     /// Runs one task; returns false when stopped before it was done.
     private func runTask(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        // Rows of different tasks cost differently: each task adapts its batch size afresh.
+        counters.batchSize = Counters.initialBatchSize
         switch entry.payload.operation.kind {
         case .rewriteTable(let rewrite):
             return try await runRewrite(entry, rewrite, keyColumn: StorageLayout.primaryKeyColumn, conflictKey: [StorageLayout.primaryKeyColumn], index: index, of: total, counters: counters)
@@ -97,13 +120,6 @@ struct DeferredFinisher {
             return try await runRewrite(entry, rewrite, keyColumn: "rowid", conflictKey: ["source_id", "target_id"], index: index, of: total, counters: counters)
         case .dropTable(let table):
             return try await runDrop(entry, table: table, index: index, of: total, counters: counters)
-        case .createIndex(let spec) where entry.payload.rowsTotal > Self.directIndexBuildRows:
-            if let rewrite = onlineRewrite(for: spec.table) {
-                let keyColumn = store.layout.tables[spec.table] != nil ? StorageLayout.primaryKeyColumn : "rowid"
-                let conflict = store.layout.tables[spec.table] != nil ? [StorageLayout.primaryKeyColumn] : ["source_id", "target_id"]
-                return try await runRewrite(entry, rewrite, keyColumn: keyColumn, conflictKey: conflict, index: index, of: total, counters: counters)
-            }
-            fallthrough
         case .incrementalVacuum:
             return try await runVacuum(entry, index: index, of: total, counters: counters)
         default:
@@ -124,23 +140,6 @@ struct DeferredFinisher {
         }
         counters.batches += 1
         counters.rows += entry.payload.rowsTotal
-    }
-
-    /// A rewrite of `table` into its current definition (used to build an index online).
-    private func onlineRewrite(for table: String) -> TableRewrite? {
-        let layout = store.layout
-        let create: String, shadow: String, columns: [String]
-        if let t = layout.tables[table] {
-            (create, shadow, columns) = (layout.createTableSQL(t), layout.createTableSQL(t, name: SchemaReconciler.shadowName(table)), t.columns.map(\.name))
-        } else if let j = layout.joinTables[table] {
-            (create, shadow, columns) = (layout.createJoinTableSQL(j), layout.createJoinTableSQL(j, name: SchemaReconciler.shadowName(table)), j.columnNames)
-        } else {
-            return nil
-        }
-        return TableRewrite(table: table, shadowTable: SchemaReconciler.shadowName(table), createShadowSQL: shadow, finalCreateSQL: create,
-                            columns: columns, droppedColumns: [], retypedColumns: [],
-                            indexSQL: layout.indexes.filter { $0.table == table }.map { layout.createIndexSQL($0, ifNotExists: true) },
-                            reasons: ["build indexes online"])
     }
 
     // MARK: - Online rewrite
@@ -218,22 +217,41 @@ struct DeferredFinisher {
         return finished
     }
 
-    /// Swaps the shadow in: one short transaction, foreign keys off so that dropping the old
-    /// table does not cascade into the join tables that reference it.
+    /// Swaps the shadow in, in one short transaction of O(1) schema changes: the live table
+    /// is renamed aside (`_strata_old_<table>`) and the shadow takes its name; the old table
+    /// becomes a batched drop task of its own, so writers never wait for its pages to be freed.
+    /// `legacy_alter_table` keeps the join tables' `REFERENCES` on the name, and foreign keys
+    /// are off so that nothing cascades.
     private func swap(_ rewrite: TableRewrite, keyColumn: String, state: DeferredLedger.Progress, id: Int64) throws {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
         let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
         try store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
-            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            try db.execute(sql: "PRAGMA legacy_alter_table = ON")
+            defer {
+                try? db.execute(sql: "PRAGMA legacy_alter_table = OFF")
+                try? db.execute(sql: "PRAGMA foreign_keys = ON")
+            }
             try db.inTransaction {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
                 try dropTriggers(for: rewrite.table, in: db)
-                try db.execute(sql: "DROP TABLE \(t)")
+                for index in store.layout.indexes where index.table == rewrite.table && !index.isUnique {
+                    try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
+                    var onShadow = index
+                    onShadow.table = rewrite.shadowTable
+                    try db.execute(sql: store.layout.createIndexSQL(onShadow))
+                }
+                var old = "_strata_old_\(rewrite.table)"
+                var n = 1
+                while try db.tableExists(old) { n += 1; old = "_strata_old_\(rewrite.table)_\(n)" }
+                try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
                 FaultInjection.point("rewrite.swap")
                 try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
                 try DeferredLedger.complete(id: id, in: db)
+                try DeferredLedger.append(MigrationOperation(.dropTable(old), deferrable: true, summary: "drop table \(old) (the rows of \(rewrite.table) before its rewrite)"),
+                                          kind: .dropTable, summary: "drop table \(old) (the rows of \(rewrite.table) before its rewrite)",
+                                          rowsTotal: state.rowsDone, in: db)
                 return .commit
             }
         }
@@ -246,7 +264,10 @@ struct DeferredFinisher {
         try dropTriggers(for: rewrite.table, in: db)
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
-        for index in store.layout.indexes where index.table == rewrite.table {
+        // Unique indexes live on the shadow from the start: with the triggers they keep
+        // enforcing uniqueness for the live table. Other indexes are built at the swap, sorted
+        // in one pass, which costs far less than maintaining them row by row.
+        for index in store.layout.indexes where index.table == rewrite.table && index.isUnique {
             try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
             var onShadow = index
             onShadow.table = rewrite.shadowTable
@@ -305,7 +326,13 @@ struct DeferredFinisher {
                     try DeferredLedger.complete(id: id, in: db)
                     return .commit
                 }
-                try db.execute(sql: "DELETE FROM \(t) WHERE rowid IN (SELECT rowid FROM \(t) LIMIT ?)", arguments: [size])
+                // A rowid range from the start of the table: leaf pages empty in order and are freed.
+                let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [size - 1])
+                if let upper {
+                    try db.execute(sql: "DELETE FROM \(t) WHERE rowid <= ?", arguments: [upper])
+                } else {
+                    try db.execute(sql: "DELETE FROM \(t)")
+                }
                 let deleted = Int64(db.changesCount)
                 next.rowsDone += deleted
                 FaultInjection.point("drop.mid-batch")
@@ -325,9 +352,12 @@ struct DeferredFinisher {
     }
 
     private func runVacuum(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+        counters.batchSize = 1024   // pages
         while true {
             guard await mayContinue() else { return false }
-            let more = try vacuumBatch(id: entry.task.id)
+            let batchStart = ContinuousClock.now
+            let more = try vacuumBatch(pages: counters.batchSize, id: entry.task.id)
+            adapt(counters, elapsed: ContinuousClock.now - batchStart)
             counters.batches += 1
             if !more {
                 report(entry, rowsDone: 0, state: .done, index: index, of: total)
@@ -337,9 +367,9 @@ struct DeferredFinisher {
         }
     }
 
-    private func vacuumBatch(id: Int64) throws -> Bool {
+    private func vacuumBatch(pages: Int, id: Int64) throws -> Bool {
         try store.database.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA incremental_vacuum(256)")
+            try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
             let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
             if free == 0 { try DeferredLedger.complete(id: id, in: db) }
             return free > 0

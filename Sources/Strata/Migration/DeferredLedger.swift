@@ -33,7 +33,8 @@ enum DeferredLedger {
 
     static func entries(in db: Database) throws -> [Entry] {
         guard try db.tableExists(table) else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE state != 'done' ORDER BY id").map { row in
+        // Reclaiming pages comes last, after every drop (including those added by swaps).
+        return try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE state != 'done' ORDER BY kind = 'incrementalVacuum', id").map { row in
             let payload = try JSONDecoder().decode(Payload.self, from: Data((row["payload"] as String).utf8))
             let progress = (row["progress"] as String?).flatMap { try? JSONDecoder().decode(Progress.self, from: Data($0.utf8)) }
                 ?? Progress(lastKey: nil, rowsDone: 0, started: false)

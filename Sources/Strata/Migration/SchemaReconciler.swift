@@ -43,7 +43,10 @@ enum SchemaReconciler {
 
     /// A cheap row-count estimate (no full scan): the primary-key or rowid span.
     static func estimatedRows(_ table: String, _ db: Database) throws -> Int64 {
-        let span = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \(quoteIdentifier(table))") ?? 0
+        // Two single-aggregate subqueries: SQLite answers each from the b-tree's edge, while
+        // `max(rowid) - min(rowid)` in one SELECT would scan the whole table.
+        let t = quoteIdentifier(table)
+        let span = try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(t)) - (SELECT min(rowid) FROM \(t)) + 1, 0)") ?? 0
         return max(0, span)
     }
 

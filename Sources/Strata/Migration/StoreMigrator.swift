@@ -20,19 +20,28 @@ enum StoreMigrator {
             throw StoreError(.migrationRefused, path: path, "cannot migrate from '\(metadata.modelVersion)' to '\(model.version)': \(error)",
                              storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
         }
+        let clock = ContinuousClock()
+        var phases: [(String, Duration)] = []
+        var mark = clock.now
+        func lap(_ name: String) { let now = clock.now; phases.append((name, now - mark)); mark = now }
         do {
             let queue = try DatabaseQueue(path: path, configuration: PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: storeOptions.busyTimeout))
             defer { try? queue.close() }
+            lap("connect")
             try queue.writeWithoutTransaction { db in
                 _ = try? db.checkpoint(.passive)
+                lap("checkpoint")
                 try apply(plan, from: metadata, to: model, deferCleanup: options.deferCleanup, in: db)
+                lap("synchronous")
             }
             if !options.deferCleanup {
                 try queue.writeWithoutTransaction { db in try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: model)) }
+                lap("cleanup")
             }
             storeOptions.logger.notice("migrated store", metadata: [
                 "strata.store": "\(path)", "strata.from": "\(metadata.modelVersion)", "strata.to": "\(model.version)",
                 "strata.deferred": "\(options.deferCleanup)",
+                "strata.phases_ms": "\(phases.map { "\($0.0)=\(String(format: "%.1f", Double($0.1.components.attoseconds) / 1e15 + Double($0.1.components.seconds) * 1000))" }.joined(separator: ","))",
             ])
             return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
         } catch let error as MigrationError {
@@ -45,11 +54,17 @@ enum StoreMigrator {
 
     /// Runs the synchronous part of `plan` and rewrites the ledger, in one transaction on `db`.
     /// Used by lightweight migration at open and by each hop of staged migrations.
+    ///
+    /// `beforeOperations` runs first in the transaction (on the source schema: a custom
+    /// stage's `willMigrate`), `beforeCommit` after the plan's operations, before the ledger and
+    /// metadata are written (`didMigrate`); an error from either rolls everything back.
     static func apply(_ plan: MigrationPlan, from metadata: StoreMetadata, to model: ObjectModel, deferCleanup: Bool,
                       kind: String = "lightweight", detail: String? = nil, in db: Database,
+                      beforeOperations: ((Database) throws -> Void)? = nil,
                       beforeCommit: ((Database) throws -> Void)? = nil) throws {
         try db.inTransaction {
             try abandonRunningRewrites(in: db)
+            try beforeOperations?(db)
             for operation in plan.synchronous {
                 try clearStaleNames(for: operation, in: db)
                 try operation.execute(in: db)

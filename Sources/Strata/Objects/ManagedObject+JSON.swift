@@ -17,9 +17,9 @@ extension ManagedObject {
             result["_entity"] = entity.name
             result["_pk"] = objectID.primaryKey
         }
-        for (keyPath, _) in layout.attributeColumns {
-            let json = Self.json(values[keyPath] ?? .null, style: style)
-            let parts = keyPath.split(separator: ".").map(String.init)
+        for (slot, column) in layout.slots.enumerated() {
+            let json = Self.json(values[slot], style: style)
+            let parts = column.keyPath.split(separator: ".").map(String.init)
             Self.insert(json, at: parts[...], into: &result)
         }
         if style == .display {

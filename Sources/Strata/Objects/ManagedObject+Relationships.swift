@@ -244,7 +244,7 @@ extension ObjectContext {
     /// Loads the targets of a to-many relationship from the store.
     func loadRelated(_ object: ManagedObject, _ relationship: Relationship) throws -> [ManagedObject] {
         guard let storage = object.layout.relationships[relationship.name],
-              let destination = store.layout.entity(relationship.destination) else { return [] }
+              let destination = storeLayout.entity(relationship.destination) else { return [] }
         let pk = Value.int(object.objectID.primaryKey)
         var filter = ""
         var arguments: [Value] = [pk]

@@ -18,18 +18,24 @@ import Foundation
 /// instead, for values that come from users, files or sockets.
 public final class ManagedObject {
     public internal(set) var objectID: ObjectID
+    /// The entity and its storage, shared by every object of the entity in the context.
+    let info: EntityInfo
     /// The object's entity (a sub-entity when fetched through its parent).
-    public let entity: Entity
-    let layout: EntityLayout
+    public var entity: Entity { info.entity }
+    var layout: EntityLayout { info.layout }
     /// The context the object belongs to; nil once the object was deleted and saved or the context reset.
     public internal(set) weak var context: ObjectContext?
 
-    /// Attribute values by keypath (composite leaves flattened), as last set.
-    var values: [String: Value]
+    /// Attribute values (composite leaves flattened), in the entity layout's slot order.
+    var values: [Value]
     /// Values as last read from or written to the store.
-    var committedValues: [String: Value]
+    var committedValues: [Value]
+    /// Slots changed since the last save (saved objects only).
+    var changedSlots: Set<Int> = []
     /// The optimistic-locking version read with the row.
     var version: Int64
+    /// The primary key given to an inserted object by the save in progress.
+    var pendingKey: Int64?
     /// To-one relationships: the target, resolved or as a stored primary key.
     var toOne: [String: ToOneTarget] = [:]
     /// To-one keys as last read from or written to the store (restored by rollback).
@@ -38,7 +44,7 @@ public final class ManagedObject {
     var toMany: [String: [ManagedObject]] = [:]
     /// Positions in ordered one-to-many relationships, keyed by the order column on this row.
     var orderValues: [String: Int64] = [:]
-    /// Keys changed since the last save (attribute keypaths, to-one names, order columns).
+    /// Relationship keys changed since the last save (to-one names, order columns).
     var changedKeys: Set<String> = []
     /// Join-table relationships whose membership changed.
     var changedJoinRelationships: Set<String> = []
@@ -51,10 +57,9 @@ public final class ManagedObject {
         case object(ManagedObject?)
     }
 
-    init(objectID: ObjectID, entity: Entity, layout: EntityLayout, context: ObjectContext, values: [String: Value], version: Int64) {
+    init(objectID: ObjectID, info: EntityInfo, context: ObjectContext, values: [Value], version: Int64) {
         self.objectID = objectID
-        self.entity = entity
-        self.layout = layout
+        self.info = info
         self.context = context
         self.values = values
         self.committedValues = values
@@ -62,15 +67,22 @@ public final class ManagedObject {
     }
 
     /// Whether the object has unsaved changes.
-    public var hasChanges: Bool { isInserted || isDeleted || !changedKeys.isEmpty || !changedJoinRelationships.isEmpty }
+    public var hasChanges: Bool {
+        isInserted || isDeleted || !changedSlots.isEmpty || !changedKeys.isEmpty || !changedJoinRelationships.isEmpty
+    }
+
+    /// The value of an attribute or composite leaf, or nil when the entity has no such keypath.
+    public func value(forKeyPath keyPath: String) -> Value? {
+        info.slotIndex[keyPath].map { values[$0] }
+    }
 
     // MARK: - Attributes
 
     /// The value of an attribute or composite leaf. Unknown keypaths are a programming error.
     public subscript(keyPath: String) -> Value {
         get {
-            precondition(layout.attributeColumns[keyPath] != nil, "entity '\(entity.name)' has no attribute '\(keyPath)'")
-            return values[keyPath] ?? .null
+            guard let slot = info.slotIndex[keyPath] else { preconditionFailure("entity '\(entity.name)' has no attribute '\(keyPath)'") }
+            return values[slot]
         }
         set {
             do { try setValue(newValue, forKeyPath: keyPath) } catch { preconditionFailure("\(error)") }
@@ -81,21 +93,24 @@ public final class ManagedObject {
     ///
     /// - Throws: ``ObjectContextError`` (`unknownProperty`, `typeMismatch`) naming the entity and keypath.
     public func setValue(_ value: any ValueConvertible, forKeyPath keyPath: String) throws(ObjectContextError) {
-        guard let column = layout.attributeColumns[keyPath] else {
+        guard let slot = info.slotIndex[keyPath] else {
             if let composite = entityComposite(keyPath) {
                 throw ObjectContextError(.typeMismatch, "'\(keyPath)' is a composite attribute; set its leaves (\(composite.leaves.map { keyPath + "." + $0.path.joined(separator: ".") }.joined(separator: ", "))) or use setComposite", entity: entity.name, property: keyPath, objectID: objectID)
             }
             throw ObjectContextError(.unknownProperty, "entity '\(entity.name)' has no attribute '\(keyPath)'\(Self.suggestion(keyPath, in: Array(layout.attributeColumns.keys)))", entity: entity.name, property: keyPath, objectID: objectID)
         }
         let raw = value.strataValue
-        guard let coerced = raw.coerced(to: column.attribute.type) else {
-            throw ObjectContextError(.typeMismatch, "\(raw) (\(raw.kindName)) is not a valid \(column.attribute.type.rawValue)", entity: entity.name, property: keyPath, objectID: objectID)
+        let type = info.slotTypes[slot]
+        guard let coerced = raw.coerced(to: type) else {
+            throw ObjectContextError(.typeMismatch, "\(raw) (\(raw.kindName)) is not a valid \(type.rawValue)", entity: entity.name, property: keyPath, objectID: objectID)
         }
         try checkMutable()
-        if values[keyPath] != coerced {
-            values[keyPath] = coerced
-            changedKeys.insert(keyPath)
-            context?.noteUpdated(self)
+        if values[slot] != coerced {
+            values[slot] = coerced
+            if !isInserted {
+                changedSlots.insert(slot)
+                context?.noteUpdated(self)
+            }
         }
     }
 
@@ -107,7 +122,7 @@ public final class ManagedObject {
             var result: [String: Value] = [:]
             for leaf in composite.leaves {
                 let relative = leaf.path.joined(separator: ".")
-                result[relative] = values["\(name).\(relative)"] ?? .null
+                result[relative] = value(forKeyPath: "\(name).\(relative)") ?? .null
             }
             return result
         }
@@ -129,7 +144,7 @@ public final class ManagedObject {
     }
 
     func entityComposite(_ name: String) -> CompositeAttribute? {
-        context?.store.model.allComposites(of: entity.name).first { $0.name == name }
+        context?.model.allComposites(of: entity.name).first { $0.name == name }
             ?? entity.composites.first { $0.name == name }
     }
 
@@ -149,7 +164,31 @@ public final class ManagedObject {
 
 extension ManagedObject: CustomStringConvertible {
     public var description: String {
-        let shown = values.keys.sorted().prefix(6).map { "\($0)=\(values[$0]!)" }.joined(separator: ", ")
+        let shown = layout.slots.indices.prefix(6).map { "\(layout.slots[$0].keyPath)=\(values[$0])" }.joined(separator: ", ")
         return "<\(objectID)\(isDeleted ? " deleted" : "")\(isInserted ? " inserted" : "") \(shown)>"
+    }
+}
+
+/// The immutable description of one entity shared by all its objects in a context: the entity,
+/// its storage layout and the lookups the hot paths need, held once instead of copied into
+/// every object.
+final class EntityInfo {
+    let entity: Entity
+    let layout: EntityLayout
+    let slotIndex: [String: Int]
+    let slotTypes: [AttributeType]
+    /// Default values in slot order: a new object's starting values.
+    let defaults: [Value]
+    /// Plans computed on first use by the context that owns this description.
+    var insertPlan: InsertPlan?
+    var validationPlan: ObjectContext.ValidationPlan?
+    var updateSQL: [UpdateShape: String] = [:]
+
+    init(entity: Entity, layout: EntityLayout) {
+        self.entity = entity
+        self.layout = layout
+        self.slotIndex = layout.slotIndex
+        self.slotTypes = layout.slotTypes
+        self.defaults = layout.slots.map { column in column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null }
     }
 }

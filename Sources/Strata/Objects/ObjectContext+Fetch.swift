@@ -12,8 +12,8 @@ extension ObjectContext {
     /// - Throws: ``FetchPredicateError`` for an unknown entity or keypath or a bad predicate;
     ///   ``ObjectContextError`` for store failures.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        let fragment = try FetchQuery.select(request, layout: store.layout)
-        guard let layout = store.layout.entity(request.entityName) else { return [] }
+        let fragment = try FetchQuery.select(request, layout: storeLayout)
+        guard let layout = storeLayout.entity(request.entityName) else { return [] }
         return try fetchRows(fragment, table: layout.table).filter { !$0.isDeleted }
     }
 
@@ -34,13 +34,13 @@ extension ObjectContext {
 
     /// Counts the saved objects matching `request` without loading them.
     public func count(_ request: FetchRequest) throws -> Int {
-        let fragment = try FetchQuery.count(request, layout: store.layout)
+        let fragment = try FetchQuery.count(request, layout: storeLayout)
         do {
-            return try store.database.read { db in
+            return try readDatabase { db in
                 try Int.fetchOne(db, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0
             }
         } catch let error as DatabaseError {
-            throw ObjectContextError(.store, "count failed", storeError: StoreError.from(error, path: store.url.path, while: "counting"))
+            throw ObjectContextError(.store, "count failed", storeError: StoreError.from(error, path: storePath, while: "counting"))
         }
     }
 

@@ -19,14 +19,15 @@ extension ObjectContext {
         for object in inserted + changed { try validate(object) }
         let toInsert = inserted
         let toDelete = deleted
-        var newKeys: [ObjectIdentifier: Int64] = [:]
         var current: ManagedObject?
+        // Keys given by a failed transaction must not survive it.
+        func forgetPendingKeys() { for object in toInsert { object.pendingKey = nil } }
         do {
-            try store.database.write { db in
+            try writeDatabase { db in
                 for object in toDelete {
                     current = object
-                    try db.execute(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?",
-                                   arguments: [object.objectID.primaryKey, object.version])
+                    try db.cachedStatement(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?")
+                        .execute(arguments: [object.objectID.primaryKey, object.version])
                     if db.changesCount == 0 { throw conflict(object, deleting: true) }
                 }
                 // Permanent keys: this transaction is the only writer, so max(_pk)+1… is ours.
@@ -36,30 +37,36 @@ extension ObjectContext {
                     if nextKey[table] == nil {
                         nextKey[table] = (try Int64.fetchOne(db, sql: "SELECT coalesce(max(\"_pk\"), 0) FROM \(quoteIdentifier(table))") ?? 0) + 1
                     }
-                    newKeys[ObjectIdentifier(object)] = nextKey[table]!
+                    object.pendingKey = nextKey[table]!
                     nextKey[table]! += 1
                 }
+                var statements: [String: Statement] = [:]
                 for object in toInsert {
                     current = object
-                    try insertRow(object, keys: newKeys, db: db)
+                    try insertRow(object, statements: &statements, db: db)
                 }
                 for object in changed {
                     current = object
-                    try updateRow(object, keys: newKeys, db: db)
+                    try updateRow(object, db: db)
                 }
                 for object in toInsert + changed where !object.changedJoinRelationships.isEmpty {
                     current = object
-                    try writeJoinRows(object, keys: newKeys, db: db)
+                    try writeJoinRows(object, db: db)
                 }
             }
         } catch let error as ObjectContextError {
+            forgetPendingKeys()
             throw error
         } catch let error as DatabaseError {
+            forgetPendingKeys()
             if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY,
                let object = current {
                 throw uniquenessError(error, object: object)
             }
-            throw ObjectContextError(.store, "save failed", storeError: StoreError.from(error, path: store.url.path, while: "saving"))
+            throw ObjectContextError(.store, "save failed", storeError: StoreError.from(error, path: storePath, while: "saving"))
+        } catch {
+            forgetPendingKeys()
+            throw error
         }
         // Committed: make the in-memory state match the store.
         for object in toDelete {
@@ -67,7 +74,8 @@ extension ObjectContext {
             object.context = nil
         }
         for object in toInsert {
-            object.objectID = ObjectID(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!)
+            object.objectID = ObjectID(entityName: object.entity.name, primaryKey: object.pendingKey!)
+            object.pendingKey = nil
             object.isInserted = false
             object.version = 1
             registered[object.objectID] = object
@@ -78,9 +86,10 @@ extension ObjectContext {
             for (name, target) in object.toOne {
                 switch target {
                 case .stored(let pk): object.committedToOne[name] = pk
-                case .object(let o): object.committedToOne[name] = o.map { newKeys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
+                case .object(let o): object.committedToOne[name] = o.map { $0.pendingKey ?? $0.objectID.primaryKey }
                 }
             }
+            object.changedSlots.removeAll()
             object.changedKeys.removeAll()
             object.changedJoinRelationships.removeAll()
         }
@@ -92,19 +101,26 @@ extension ObjectContext {
     // MARK: - Validation
 
     func validate(_ object: ManagedObject) throws(ObjectContextError) {
-        let plan = validationPlan(for: object.entity.name)
-        for keyPath in plan.requiredAttributes where (object.values[keyPath] ?? .null).isNull {
+        let plan: ValidationPlan
+        if let cached = object.info.validationPlan {
+            plan = cached
+        } else {
+            plan = validationPlan(for: object.entity.name)
+            object.info.validationPlan = plan
+        }
+        func isNull(_ keyPath: String) -> Bool { (object.value(forKeyPath: keyPath) ?? .null).isNull }
+        for keyPath in plan.requiredAttributes where isNull(keyPath) {
             throw ObjectContextError(.missingValue, "a value is required (the attribute is not optional)", entity: object.entity.name, property: keyPath, objectID: object.objectID)
         }
         for (composite, leaves) in plan.requiredCompositeLeaves {
             let all = plan.compositeLeaves[composite] ?? []
-            let isSet = !plan.optionalComposites.contains(composite) || all.contains { !(object.values[$0] ?? .null).isNull }
+            let isSet = !plan.optionalComposites.contains(composite) || all.contains { !isNull($0) }
             guard isSet else { continue }
-            if let missing = leaves.first(where: { (object.values[$0] ?? .null).isNull }) {
+            if let missing = leaves.first(where: isNull) {
                 throw ObjectContextError(.missingValue, "a value is required (element of composite '\(composite)' is not optional)", entity: object.entity.name, property: missing, objectID: object.objectID)
             }
         }
-        for relationship in model.allRelationships(of: object.entity.name) {
+        for relationship in relationships(of: object.entity.name) where !relationship.isToMany || relationship.minCount > 0 || relationship.maxCount > 0 || !relationship.isOptional {
             if !relationship.isToMany {
                 if !relationship.isOptional {
                     let hasTarget: Bool
@@ -156,54 +172,77 @@ extension ObjectContext {
 
     // MARK: - Row writes
 
-    private func foreignKeyValue(_ target: ManagedObject.ToOneTarget?, keys: [ObjectIdentifier: Int64]) -> DatabaseValue {
+    private func foreignKeyValue(_ target: ManagedObject.ToOneTarget?) -> DatabaseValue {
         switch target {
         case .stored(let pk)?: return pk?.databaseValue ?? .null
-        case .object(let o?)?: return (keys[ObjectIdentifier(o)] ?? o.objectID.primaryKey).databaseValue
+        case .object(let o?)?: return (o.pendingKey ?? o.objectID.primaryKey).databaseValue
         case .object(nil)?, nil: return .null
         }
     }
 
-    private func insertRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
+    private func insertRow(_ object: ManagedObject, statements: inout [String: Statement], db: Database) throws {
         let plan = insertPlan(for: object)
-        var arguments: [DatabaseValue] = [keys[ObjectIdentifier(object)]!.databaseValue]
+        var arguments: [(any DatabaseValueConvertible)?] = [object.pendingKey!]
         arguments.reserveCapacity(plan.columnCount)
-        if object.layout.hasEntityColumn { arguments.append(object.entity.name.databaseValue) }
-        for keyPath in plan.attributeKeyPaths { arguments.append((object.values[keyPath] ?? .null).databaseValue) }
-        for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name], keys: keys)) }
-        for column in plan.orderColumns { arguments.append(object.orderValues[column]?.databaseValue ?? .null) }
-        let statement = try db.cachedStatement(sql: plan.sql)
+        if object.layout.hasEntityColumn { arguments.append(object.entity.name) }
+        for value in object.values { arguments.append(value.databaseValue) }
+        for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name])) }
+        for column in plan.orderColumns { arguments.append(object.orderValues[column]) }
+        let statement: Statement
+        if let cached = statements[plan.sql] {
+            statement = cached
+        } else {
+            statement = try db.cachedStatement(sql: plan.sql)
+            statements[plan.sql] = statement
+        }
         try statement.execute(arguments: StatementArguments(arguments))
     }
 
-    private func updateRow(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
-        var assignments: [String] = []
-        var arguments: [DatabaseValue] = []
-        for key in object.changedKeys.sorted() {
-            if let column = object.layout.attributeColumns[key] {
-                assignments.append("\(quoteIdentifier(column.column)) = ?")
-                arguments.append((object.values[key] ?? .null).databaseValue)
-            } else if case .foreignKey(let column, _)? = object.layout.relationships[key] {
-                assignments.append("\(quoteIdentifier(column)) = ?")
-                arguments.append(foreignKeyValue(object.toOne[key], keys: keys))
-            } else if key.hasSuffix("_order") {
-                assignments.append("\(quoteIdentifier(key)) = ?")
-                arguments.append(object.orderValues[key]?.databaseValue ?? .null)
+    private func updateRow(_ object: ManagedObject, db: Database) throws {
+        let slots = object.changedSlots.sorted()
+        let keys = object.changedKeys.sorted().filter { key in
+            if case .foreignKey? = object.layout.relationships[key] { return true }
+            return key.hasSuffix("_order")
+        }
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        arguments.reserveCapacity(slots.count + keys.count + 2)
+        for slot in slots { arguments.append(object.values[slot].databaseValue) }
+        for key in keys {
+            if case .foreignKey? = object.layout.relationships[key] {
+                arguments.append(foreignKeyValue(object.toOne[key]))
+            } else {
+                arguments.append(object.orderValues[key])
             }
         }
-        assignments.append("\"_version\" = \"_version\" + 1")
-        arguments += [object.objectID.primaryKey.databaseValue, object.version.databaseValue]
-        let sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
+        arguments += [object.objectID.primaryKey, object.version]
+        // The SQL depends only on which columns changed: build it once per shape.
+        let shape = UpdateShape(slots: slots, keys: keys)
+        let sql: String
+        if let cached = object.info.updateSQL[shape] {
+            sql = cached
+        } else {
+            var assignments = slots.map { "\(quoteIdentifier(object.layout.slots[$0].column)) = ?" }
+            for key in keys {
+                if case .foreignKey(let column, _)? = object.layout.relationships[key] {
+                    assignments.append("\(quoteIdentifier(column)) = ?")
+                } else {
+                    assignments.append("\(quoteIdentifier(key)) = ?")
+                }
+            }
+            assignments.append("\"_version\" = \"_version\" + 1")
+            sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
+            object.info.updateSQL[shape] = sql
+        }
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
         if db.changesCount == 0 { throw conflict(object, deleting: false) }
     }
 
-    private func writeJoinRows(_ object: ManagedObject, keys: [ObjectIdentifier: Int64], db: Database) throws {
-        let ownKey = keys[ObjectIdentifier(object)] ?? object.objectID.primaryKey
+    private func writeJoinRows(_ object: ManagedObject, db: Database) throws {
+        let ownKey = object.pendingKey ?? object.objectID.primaryKey
         for name in object.changedJoinRelationships.sorted() {
             guard case .joinTable(let table, let own, let other, let orderColumn)? = object.layout.relationships[name] else { continue }
             let members = (object.toMany[name] ?? []).filter { !$0.isDeleted }
-            let memberKeys = members.map { keys[ObjectIdentifier($0)] ?? $0.objectID.primaryKey }
+            let memberKeys = members.map { $0.pendingKey ?? $0.objectID.primaryKey }
             let existing = try Int64.fetchSet(db, sql: "SELECT \(quoteIdentifier(other)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ?", arguments: [ownKey])
             let wanted = Set(memberKeys)
             for key in existing.subtracting(wanted) {
@@ -231,10 +270,16 @@ extension ObjectContext {
         let columns = message.components(separatedBy: ": ").last?.split(separator: ",").map {
             String($0.trimmingCharacters(in: .whitespaces).split(separator: ".").last ?? "")
         } ?? []
-        let keyPaths = columns.map { column in object.layout.attributeColumns.values.first { $0.column == column }?.keyPath ?? column }
-        let values = keyPaths.map { "\($0) = \(object.values[$0] ?? .null)" }.joined(separator: ", ")
+        let keyPaths = columns.map { column in object.layout.slots.first { $0.column == column }?.keyPath ?? column }
+        let values = keyPaths.map { "\($0) = \(object.value(forKeyPath: $0) ?? .null)" }.joined(separator: ", ")
         return ObjectContextError(.uniquenessViolation, "another '\(object.entity.name)' already has \(values); the uniqueness constraint on (\(keyPaths.joined(separator: ", "))) forbids duplicates", entity: object.entity.name, property: keyPaths.joined(separator: ","), objectID: object.objectID)
     }
+}
+
+/// Which columns an `UPDATE` sets: attribute slots and relationship keys.
+struct UpdateShape: Hashable {
+    var slots: [Int]
+    var keys: [String]
 }
 
 /// The cached `INSERT` for one entity: which values go in which order.
@@ -248,15 +293,15 @@ struct InsertPlan {
 
 extension ObjectContext {
     func insertPlan(for object: ManagedObject) -> InsertPlan {
-        if let cached = insertPlans[object.entity.name] { return cached }
+        if let cached = object.info.insertPlan { return cached }
         let layout = object.layout
         var columns = [StorageLayout.primaryKeyColumn]
         if layout.hasEntityColumn { columns.append(StorageLayout.entityColumn) }
-        let keyPaths = layout.attributeColumns.keys.sorted()
-        columns += keyPaths.map { layout.attributeColumns[$0]!.column }
+        let keyPaths = layout.slots.map(\.keyPath)
+        columns += layout.slots.map(\.column)
         var toOneNames: [String] = []
         var orderColumns: [String] = []
-        for relationship in model.allRelationships(of: object.entity.name) where !relationship.isToMany {
+        for relationship in relationships(of: object.entity.name) where !relationship.isToMany {
             guard case .foreignKey(let column, _)? = layout.relationships[relationship.name] else { continue }
             toOneNames.append(relationship.name)
             columns.append(column)
@@ -265,7 +310,7 @@ extension ObjectContext {
         columns += orderColumns
         let sql = "INSERT INTO \(quoteIdentifier(layout.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         let plan = InsertPlan(sql: sql, attributeKeyPaths: keyPaths, toOneNames: toOneNames, orderColumns: orderColumns, columnCount: columns.count)
-        insertPlans[object.entity.name] = plan
+        object.info.insertPlan = plan
         return plan
     }
 }

@@ -18,8 +18,25 @@ import GRDB
 /// let red = try context.fetch("Aircraft", where: "colorScheme.primary == %@", "red")
 /// ```
 public final class ObjectContext {
-    public let store: PersistentStore
-    var model: ObjectModel { store.model }
+    /// The store this context reads and writes.
+    ///
+    /// A context handed to a migration stage's handler works on the migration's own
+    /// connection and has no `PersistentStore`: reading `store` there is a programming error
+    /// (`precondition`).
+    public var store: PersistentStore {
+        guard let backingStore else { preconditionFailure("a migration stage's context has no PersistentStore; use the context's fetch/insert/delete/save") }
+        return backingStore
+    }
+    let backingStore: PersistentStore?
+    /// The model objects are read and written with.
+    let model: ObjectModel
+    /// How ``model`` maps to tables and columns.
+    let storeLayout: StorageLayout
+    let storePath: String
+    /// When set, reads and writes run on this connection, inside its caller's transaction
+    /// (a migration stage); ``detach()`` ends that.
+    private var connection: Database?
+    private let isConnectionBound: Bool
 
     /// Saved objects by identity (the identity map: one object per row per context).
     var registered: [ObjectID: ManagedObject] = [:]
@@ -30,12 +47,71 @@ public final class ObjectContext {
     /// Objects deleted since the last save, in deletion order.
     var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
-    /// Per-entity statement and validation plans, computed once.
-    var insertPlans: [String: InsertPlan] = [:]
+    /// Per-entity validation plans, computed once.
     var validationPlans: [String: ValidationPlan] = [:]
+    var entityInfos: [String: EntityInfo] = [:]
+
+    /// The shared description of an entity (cached), or nil when the model has no such entity.
+    func info(for entityName: String) -> EntityInfo? {
+        if let cached = entityInfos[entityName] { return cached }
+        guard let entity = model.entity(named: entityName), let layout = storeLayout.entity(entityName) else { return nil }
+        let info = EntityInfo(entity: entity, layout: layout)
+        entityInfos[entityName] = info
+        return info
+    }
+    var relationshipLists: [String: [Relationship]] = [:]
+
+    /// Every relationship of an entity, inherited ones included (cached).
+    func relationships(of entityName: String) -> [Relationship] {
+        if let cached = relationshipLists[entityName] { return cached }
+        let list = model.allRelationships(of: entityName)
+        relationshipLists[entityName] = list
+        return list
+    }
 
     public init(store: PersistentStore) {
-        self.store = store
+        self.backingStore = store
+        self.model = store.model
+        self.storeLayout = store.layout
+        self.storePath = store.url.path
+        self.isConnectionBound = false
+    }
+
+    /// A context on an open connection, for `model` (used by migration stages: the handlers'
+    /// objects live in the migration's transaction). Saves run in a savepoint of that
+    /// transaction; they are committed or rolled back with it.
+    init(connection: Database, model: ObjectModel, path: String) {
+        self.backingStore = nil
+        self.model = model
+        self.storeLayout = StorageLayout(model: model)
+        self.storePath = path
+        self.connection = connection
+        self.isConnectionBound = true
+    }
+
+    /// Ends a connection-bound context: any later fetch or save throws.
+    func detach() { connection = nil }
+
+    /// Runs `body` on a reader: the bound connection, or one of the store's readers.
+    func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+        if isConnectionBound {
+            guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
+            return try body(connection)
+        }
+        return try store.database.read(body)
+    }
+
+    /// Runs `body` in one transaction (or, when bound to a connection, in one savepoint).
+    func writeDatabase(_ body: (Database) throws -> Void) throws {
+        if isConnectionBound {
+            guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
+            try connection.inSavepoint {
+                try body(connection)
+                return .commit
+            }
+            return
+        }
+        try store.database.write(body)
     }
 
     /// Whether any object has unsaved changes.
@@ -50,20 +126,15 @@ public final class ObjectContext {
     ///
     /// - Throws: ``ObjectContextError`` for an unknown or abstract entity.
     public func insert(_ entityName: String) throws(ObjectContextError) -> ManagedObject {
-        guard let entity = model.entity(named: entityName), let layout = store.layout.entity(entityName) else {
+        guard let info = info(for: entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(entityName)' in model '\(model.version)'\(ManagedObject.suggestion(entityName, in: model.entities.map(\.name)))", entity: entityName)
         }
-        if entity.isAbstract {
+        if info.entity.isAbstract {
             throw ObjectContextError(.abstractEntity, "entity '\(entityName)' is abstract; insert one of its sub-entities (\(model.subentities(of: entityName).map(\.name).joined(separator: ", ")))", entity: entityName)
         }
-        var values: [String: Value] = [:]
-        for (keyPath, column) in layout.attributeColumns {
-            values[keyPath] = column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null
-        }
-        let object = ManagedObject(objectID: ObjectID(entityName: entityName, primaryKey: nextTemporaryKey), entity: entity,
-                                   layout: layout, context: self, values: values, version: 0)
+        let object = ManagedObject(objectID: ObjectID(entityName: entityName, primaryKey: nextTemporaryKey), info: info,
+                                   context: self, values: info.defaults, version: 0)
         nextTemporaryKey -= 1
-        object.committedValues = [:]
         object.isInserted = true
         inserted.append(object)
         return object
@@ -99,13 +170,13 @@ public final class ObjectContext {
         func collect(_ o: ManagedObject) throws {
             guard seen.insert(ObjectIdentifier(o)).inserted, !o.isDeleted else { return }
             toDelete.append(o)
-            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .cascade {
+            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .cascade {
                 for target in try o.relatedObjects(relationship) { try collect(target) }
             }
         }
         try collect(object)
         for o in toDelete {
-            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .deny {
+            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .deny {
                 let blocking = try o.relatedObjects(relationship).filter { !seen.contains(ObjectIdentifier($0)) && !$0.isDeleted }
                 if let first = blocking.first {
                     throw ObjectContextError(.deleteDenied, "cannot delete: relationship '\(relationship.name)' has delete rule deny and still holds \(blocking.count) object(s) (first \(first.objectID)); remove them first", entity: o.entity.name, property: relationship.name, objectID: o.objectID)
@@ -113,7 +184,7 @@ public final class ObjectContext {
             }
         }
         for o in toDelete {
-            for relationship in model.allRelationships(of: o.entity.name) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
+            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
                 guard let inverse = model.inverse(of: relationship) else { continue }
                 for target in try o.relatedObjects(relationship) where !seen.contains(ObjectIdentifier(target)) {
                     if inverse.isToMany {
@@ -142,7 +213,7 @@ public final class ObjectContext {
     public func object(with id: ObjectID) throws -> ManagedObject {
         if let object = registered[id] { return object }
         if let object = inserted.first(where: { $0.objectID == id }) { return object }
-        guard let layout = store.layout.entity(id.entityName) else {
+        guard let layout = storeLayout.entity(id.entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(id.entityName)' in model '\(model.version)'", entity: id.entityName)
         }
         let objects = try fetchRows(SQLFragment("SELECT \(selectList(table: layout.table, alias: nil)) FROM \(quoteIdentifier(layout.table)) WHERE \"_pk\" = ?", [.int(id.primaryKey)]), table: layout.table)
@@ -161,6 +232,7 @@ public final class ObjectContext {
         inserted.removeAll()
         for object in Array(updated.values) + deleted {
             object.values = object.committedValues
+            object.changedSlots.removeAll()
             object.changedKeys.removeAll()
             object.changedJoinRelationships.removeAll()
             object.toOne = object.committedToOne.mapValues { ManagedObject.ToOneTarget.stored($0) }
@@ -184,7 +256,7 @@ public final class ObjectContext {
     public func reset() {
         for object in registered.values { object.context = nil }
         for object in inserted { object.context = nil }
-        registered.removeAll()
+        registered.removeAll(keepingCapacity: true)
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
@@ -196,61 +268,89 @@ public final class ObjectContext {
     /// never reads `*`: a store with deferred cleanup still has leftover columns.
     func selectList(table: String, alias: String?) -> String {
         let prefix = alias.map { "\($0)." } ?? ""
-        return (store.layout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
+        return (storeLayout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
     }
 
     /// Runs a `SELECT` of whole rows of one entity table and returns registered objects.
     func fetchRows(_ fragment: SQLFragment, table: String) throws -> [ManagedObject] {
-        let rootEntity = store.layout.tables[table]?.rootEntity ?? table
+        let rootEntity = storeLayout.tables[table]?.rootEntity ?? table
         do {
-            return try store.database.read { db in
+            return try readDatabase { db in
                 let statement = try db.cachedStatement(sql: fragment.sql)
                 try statement.setArguments(fragment.statementArguments)
                 let plan = RowPlan(columnNames: statement.columnNames)
                 var result: [ManagedObject] = []
+                var decoders: [String: RowDecoder] = [:]
                 let rows = try Row.fetchCursor(statement)
-                while let row = try rows.next() { result.append(object(for: row, plan: plan, rootEntity: rootEntity)) }
+                while let row = try rows.next() {
+                    result.append(object(for: row, plan: plan, rootEntity: rootEntity, statement: statement, decoders: &decoders))
+                }
                 return result
             }
         } catch let error as DatabaseError {
-            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: store.url.path, while: "fetching"))
+            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
         }
     }
 
     /// Column positions of one result set.
     struct RowPlan {
         let index: [String: Int]
+        let primaryKey: Int
+        let entity: Int?
+        let version: Int?
         init(columnNames: [String]) {
             var index: [String: Int] = [:]
             for (i, name) in columnNames.enumerated() where index[name] == nil { index[name] = i }
             self.index = index
+            primaryKey = index[StorageLayout.primaryKeyColumn] ?? 0
+            entity = index[StorageLayout.entityColumn]
+            version = index[StorageLayout.versionColumn]
         }
     }
 
-    private func object(for row: Row, plan: RowPlan, rootEntity: String) -> ManagedObject {
-        let pk: Int64 = row[plan.index[StorageLayout.primaryKeyColumn]!]
+    /// How to turn rows of one entity in one result set into objects, computed once per fetch.
+    struct RowDecoder {
+        let info: EntityInfo
+        /// The result column of each slot (-1: not selected).
+        let positions: [Int]
+        /// To-one relationships stored on the row: name and result column.
+        let foreignKeys: [(name: String, position: Int)]
+    }
+
+    private func object(for row: Row, plan: RowPlan, rootEntity: String, statement: Statement, decoders: inout [String: RowDecoder]) -> ManagedObject {
+        let pk: Int64 = row[plan.primaryKey]
         var tableEntity = rootEntity
-        if let i = plan.index[StorageLayout.entityColumn], let name = row[i] as String?, store.layout.entity(name) != nil {
+        if let i = plan.entity, let name = row[i] as String?, storeLayout.entity(name) != nil {
             tableEntity = name
         }
         let id = ObjectID(entityName: tableEntity, primaryKey: pk)
         if let existing = registered[id] { return existing }
-        let layout = store.layout.entity(tableEntity)!
-        var values: [String: Value] = [:]
-        values.reserveCapacity(layout.attributeColumns.count)
-        for (keyPath, column) in layout.attributeColumns {
-            guard let i = plan.index[column.column] else { continue }
-            values[keyPath] = Value(databaseValue: row[i], type: column.attribute.type)
-        }
-        let version: Int64 = plan.index[StorageLayout.versionColumn].flatMap { row[$0] } ?? 1
-        let object = ManagedObject(objectID: id, entity: model.entity(named: tableEntity)!, layout: layout, context: self,
-                                   values: values, version: version)
-        for (name, storage) in layout.relationships {
-            if case .foreignKey(let column, _) = storage, let i = plan.index[column] {
-                let key: Int64? = row[i]
-                object.toOne[name] = .stored(key)
-                object.committedToOne[name] = key
+        let decoder: RowDecoder
+        if let cached = decoders[tableEntity] {
+            decoder = cached
+        } else {
+            let info = info(for: tableEntity)!
+            var foreignKeys: [(name: String, position: Int)] = []
+            for (name, storage) in info.layout.relationships.sorted(by: { $0.key < $1.key }) {
+                if case .foreignKey(let column, _) = storage, let i = plan.index[column] { foreignKeys.append((name, i)) }
             }
+            decoder = RowDecoder(info: info, positions: info.layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
+            decoders[tableEntity] = decoder
+        }
+        var values: [Value] = []
+        values.reserveCapacity(decoder.positions.count)
+        let sqliteStatement = statement.sqliteStatement
+        let types = decoder.info.slotTypes
+        for (slot, position) in decoder.positions.enumerated() {
+            guard position >= 0 else { values.append(.null); continue }
+            values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
+        }
+        let version: Int64 = plan.version.flatMap { row[$0] } ?? 1
+        let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)
+        for (name, position) in decoder.foreignKeys {
+            let key: Int64? = row[position]
+            object.toOne[name] = .stored(key)
+            object.committedToOne[name] = key
         }
         registered[id] = object
         return object

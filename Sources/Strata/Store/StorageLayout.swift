@@ -34,6 +34,14 @@ public struct StorageLayout: Sendable, Hashable {
         for entity in model.entities { resolveRelationships(of: entity) }
         for entity in model.entities { addIndexes(of: entity) }
         indexes.sort { $0.name < $1.name }
+        for (name, var layout) in entities {
+            // Invalid models (duplicate names) must not crash: validation computes this layout.
+            let order = Dictionary((tables[layout.table]?.columns ?? []).enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+            layout.slots = layout.attributeColumns.values.sorted { (order[$0.column] ?? 0, $0.keyPath) < (order[$1.column] ?? 0, $1.keyPath) }
+            layout.slotIndex = Dictionary(layout.slots.enumerated().map { ($1.keyPath, $0) }, uniquingKeysWith: { a, _ in a })
+            layout.slotTypes = layout.slots.map(\.attribute.type)
+            entities[name] = layout
+        }
     }
 
     // MARK: - Lookup
@@ -291,6 +299,13 @@ public struct EntityLayout: Sendable, Hashable {
     public var attributeColumns: [String: AttributeColumn] = [:]
     /// Keyed by relationship name, inherited ones included.
     public var relationships: [String: RelationshipStorage] = [:]
+    /// Every attribute column of the entity in table-column order: an object keeps its values
+    /// in this order ("slots"), so that reading a row and binding an insert need no lookups.
+    public var slots: [AttributeColumn] = []
+    /// Slot number by keypath.
+    public var slotIndex: [String: Int] = [:]
+    /// The attribute type of each slot.
+    public var slotTypes: [AttributeType] = []
 
     /// The column for an attribute keypath, a composite leaf, or a to-one relationship.
     public func column(forKeyPath keyPath: String) -> String? {

@@ -87,5 +87,6 @@ public struct SQLFragment: Sendable, Hashable {
 /// Quotes an SQL identifier: `"name"`, with embedded quotes doubled.
 @inline(__always)
 public func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    if !name.utf8.contains(UInt8(ascii: "\"")) { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }

@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+
+/// How ``StagedMigrationManager/migrateStore(at:options:progress:)`` runs.
+public struct StagedMigrationOptions: Sendable {
+    /// Record expensive cleanup (dropping removed columns and tables, building indexes) in the
+    /// deferred ledger instead of running it before returning. Custom stages' removed
+    /// attributes then stay on disk until ``PersistentStore/finishDeferredMigration(_:progress:)``.
+    public var deferCleanup: Bool
+    /// Write a copy of the store here (`VACUUM INTO`) before the first hop; must not exist.
+    public var backupURL: URL?
+    /// How long to wait for another connection's lock.
+    public var busyTimeout: TimeInterval
+    /// Stop after this version (by name) instead of the chain's end.
+    public var stopAfterVersion: String?
+    public var logger: Logger
+
+    public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,
+                stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration")) {
+        self.deferCleanup = deferCleanup
+        self.backupURL = backupURL
+        self.busyTimeout = busyTimeout
+        self.stopAfterVersion = stopAfterVersion
+        self.logger = logger
+    }
+}
+
+/// Where a staged migration is, reported to the progress callback.
+public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
+    public enum Phase: String, Sendable {
+        /// The backup is being written.
+        case backingUp
+        /// A hop's transaction began.
+        case hopStarted
+        /// A custom stage's `willMigrate` handler is running (source model).
+        case willMigrate
+        /// The hop's schema changes are running.
+        case migrating
+        /// A custom stage's `didMigrate` handler is running (destination model).
+        case didMigrate
+        /// The hop committed: the store is at ``toVersion``.
+        case hopCommitted
+        /// Cleanup is running (without deferral), after the last hop.
+        case cleaningUp
+        /// Everything is done.
+        case finished
+    }
+
+    public var phase: Phase
+    public var stage: Int
+    public var stageCount: Int
+    public var stageLabel: String
+    /// 1-based hop among the hops this run performs.
+    public var hop: Int
+    public var hopCount: Int
+    public var fromVersion: String
+    public var toVersion: String
+    /// Rows in the tables the hop touches (estimated from primary keys, before the hop).
+    public var rowsTouched: Int64
+    /// Rows the hop wrote (SQLite's change count: data copies and handlers), once committed.
+    public var rowsWritten: Int64
+
+    /// Completed fraction of the run (hops committed / hops).
+    public var fraction: Double {
+        guard hopCount > 0 else { return 1 }
+        if phase == .finished || phase == .cleaningUp { return 1 }
+        let done = Double(hop - 1) + (phase == .hopCommitted ? 1 : 0)
+        return min(1, max(0, done / Double(hopCount)))
+    }
+
+    public var description: String {
+        switch phase {
+        case .backingUp: return "backing up"
+        case .finished: return "finished at '\(toVersion)'"
+        case .cleaningUp: return "cleaning up at '\(toVersion)'"
+        default:
+            return "stage \(stage)/\(stageCount) '\(stageLabel)', hop \(hop)/\(hopCount) '\(fromVersion)' -> '\(toVersion)': \(phase.rawValue)"
+                + (phase == .hopCommitted ? " (\(rowsWritten) rows written)" : rowsTouched > 0 ? " (~\(rowsTouched) rows)" : "")
+        }
+    }
+}
+
+/// What a staged migration did.
+public struct StagedMigrationReport: Sendable {
+    /// One committed hop.
+    public struct Hop: Sendable, Hashable {
+        public var stage: Int
+        public var stageLabel: String
+        public var fromVersion: String
+        public var toVersion: String
+        public var synchronousOperations: Int
+        public var rowsWritten: Int64
+        public var duration: Duration
+    }
+
+    /// The store's version before, and after.
+    public var startVersion: String
+    public var endVersion: String
+    public var hops: [Hop]
+    /// Where the backup was written, if one was.
+    public var backupURL: URL?
+    /// Deferred tasks pending in the ledger afterwards.
+    public var pendingDeferredTasks: Int
+}

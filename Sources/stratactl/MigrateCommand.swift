@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+/// `stratactl migrate`: runs (or, with `--dry-run`, shows) a progressive migration of a store
+/// file offline, hop by hop, with a progress bar.
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a store file to a model version, one committed hop at a time.",
+        discussion: """
+            The path follows the model directory's version graph (each version's nextVersion, \
+            else the next version listed) from the store's version, found by its checksum, to \
+            --to. Each hop is a lightweight migration, or a custom stage from the stage file \
+            (--stages, default DIR/stages.yaml) whose SQL runs in the hop's transaction. Each hop \
+            commits on its own: an interrupted migration leaves the store at its last completed \
+            version, and running the command again resumes. --dry-run prints the path and each \
+            hop's plan and writes nothing.
+
+            Examples:
+              stratactl migrate var/post.sqlite --model config/models/Post --to "Post 4" --dry-run
+              stratactl migrate var/aircraft.sqlite --model config/models/Aircraft \\
+                  --stages Examples/StagedMigration/Aircraft/stages.yaml --defer --backup var/aircraft-before.sqlite
+            """
+    )
+
+    @Argument(help: "The store file to migrate.") var store: String
+    @Option(help: "The model directory (versions.yaml, model files, optional stages.yaml).") var model: String
+    @Option(help: "The version to migrate to (default: the directory's current version).") var to: String?
+    @Option(help: "A stage file with custom stages (default: stages.yaml in the model directory, if any).") var stages: String?
+    @Flag(name: .customLong("dry-run"), help: "Print the path and the plan of each hop; write nothing.") var dryRun = false
+    @Flag(name: .customLong("defer"), help: "Record cleanup in the deferred ledger instead of running it now.") var deferCleanup = false
+    @Option(help: "Write a backup of the store here (VACUUM INTO) before the first hop.") var backup: String?
+    @Flag(help: "Do not draw the progress bar.") var quiet = false
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        do {
+            let storeURL = URL(fileURLWithPath: store)
+            let directory = try ModelDirectory(url: URL(fileURLWithPath: model))
+            let target = to ?? directory.current.version
+            let customStages = try loadStages(directory)
+            let metadata = try PersistentStore.metadata(at: storeURL)
+            let path = try ProgressiveMigrationGraph(directory: directory)
+                .path(fromChecksum: metadata.modelChecksum, storeVersion: metadata.modelVersion, to: target)
+            let manager = try path.manager(customStages: customStages)
+            let unused = path.unusedCustomStages(customStages).map(\.label)
+            var options = StagedMigrationOptions(deferCleanup: deferCleanup, backupURL: backup.map { URL(fileURLWithPath: $0) })
+            options.logger.logLevel = .warning
+            if dryRun {
+                try printDryRun(path: path, manager: manager, storeURL: storeURL, unused: unused, options: options)
+                return
+            }
+            let bar = ProgressBar(enabled: !quiet && !output.json)
+            let report = try manager.migrateStore(at: storeURL, options: options) { progress in
+                bar.update(fraction: progress.fraction, label: progress.description)
+            }
+            bar.finish()
+            if output.json {
+                var object: [String: Any] = [
+                    "store": storeURL.path, "from": report.startVersion, "to": report.endVersion,
+                    "path": path.versions.map(\.version), "pendingDeferredTasks": report.pendingDeferredTasks,
+                    "hops": report.hops.map { ["stage": $0.stageLabel, "from": $0.fromVersion, "to": $0.toVersion,
+                                               "rowsWritten": $0.rowsWritten, "synchronousOperations": $0.synchronousOperations,
+                                               "ms": Double($0.duration.components.attoseconds) / 1e15 + Double($0.duration.components.seconds) * 1000] },
+                ]
+                if let url = report.backupURL { object["backup"] = url.path }
+                try printJSON(object)
+                return
+            }
+            if report.hops.isEmpty {
+                print("\(storeURL.path) is already at '\(report.endVersion)'; nothing to do.")
+                return
+            }
+            print("Migrated \(storeURL.path): \(report.startVersion) -> \(report.endVersion) (\(report.hops.count) hop(s))")
+            for hop in report.hops {
+                print("  \(hop.fromVersion) -> \(hop.toVersion)  [\(hop.stageLabel)]  \(hop.rowsWritten) row(s) written")
+            }
+            if let url = report.backupURL { print("Backup: \(url.path)") }
+            if report.pendingDeferredTasks > 0 {
+                print("\(report.pendingDeferredTasks) deferred cleanup task(s) pending: run `stratactl deferred finish \(storeURL.path)`.")
+            }
+        } catch let error as ExitCode {
+            throw error
+        } catch let error as StagedMigrationError {
+            FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
+            throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable].contains(error.code) ? 3 : 1)
+        } catch {
+            throw CLIFailure(error)
+        }
+    }
+
+    private func loadStages(_ directory: ModelDirectory) throws -> [MigrationStage] {
+        if let stages { return try MigrationStageFile.load(contentsOf: URL(fileURLWithPath: stages), directory: directory) }
+        let implicit = URL(fileURLWithPath: model).appendingPathComponent(MigrationStageFile.defaultName)
+        guard FileManager.default.fileExists(atPath: implicit.path) else { return [] }
+        return try MigrationStageFile.load(contentsOf: implicit, directory: directory)
+    }
+
+    private func printDryRun(path: ProgressiveMigrationPath, manager: StagedMigrationManager, storeURL: URL, unused: [String],
+                             options: StagedMigrationOptions) throws {
+        let hops = try manager.plannedHops(forStoreAt: storeURL, options: options)
+        if output.json {
+            try printJSON([
+                "store": storeURL.path, "path": path.versions.map(\.version), "skipped": path.skipped, "unusedCustomStages": unused,
+                "hops": hops.map { hop, plan in
+                    ["stage": hop.stageLabel, "custom": hop.isCustom, "from": hop.source.version, "to": hop.destination.version,
+                     "operations": plan.operations.map { ["mode": $0.isDeferrable ? "deferred" : "sync", "summary": $0.summary] }] as [String: Any]
+                },
+            ])
+            return
+        }
+        print("Path: \(path)")
+        for (i, (hop, plan)) in hops.enumerated() {
+            print("Hop \(i + 1)/\(hops.count): \(hop.source.version) -> \(hop.destination.version)  [\(hop.isCustom ? "custom: " : "")\(hop.stageLabel)]")
+            if plan.isEmpty { print("  nothing to do: the versions have the same storage") }
+            for op in plan.operations { print("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)") }
+        }
+        if hops.isEmpty { print("The store is already at '\(path.versions.last?.version ?? "?")'.") }
+        for label in unused { print("note: custom stage '\(label)' is not on the path (folded or routed around); its handlers will not run") }
+        print("Dry run: nothing was changed.")
+    }
+}
