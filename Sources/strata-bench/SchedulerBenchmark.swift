@@ -206,6 +206,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         }
         let (latency, maxMicroseconds, errors) = load.results()
         if trace {
+            FileHandle.standardError.write(Data("strata-bench: load phases (\(cycles == nil ? "scheduler on" : "no deferred work")):\n\(load.phaseSummaries().joined(separator: "\n"))\n".utf8))
             let lines = load.slowestRequests(30).map { String(format: "  %8.2f ms at %7.1f ms into load phase %d", $0.latencyMs, $0.intoPhaseMs, $0.phase) }
             FileHandle.standardError.write(Data("strata-bench: slowest requests (\(cycles == nil ? "scheduler on" : "no deferred work")):\n\(lines.joined(separator: "\n"))\n".utf8))
         }
@@ -264,6 +265,8 @@ final class BenchClients: Sendable {
     private let recorded = Mutex<(latency: LatencyRecorder, maxMicroseconds: Double, errors: Int, sequence: Int)>((LatencyRecorder(), 0, 0, 0))
     /// The slowest requests: (latency ms, ms into the load phase, phase number).
     private let slowest = Mutex<[(Double, Double, Int)]>([])
+    /// Per load phase: its latencies (for --trace).
+    private let perPhase = Mutex<[Int: LatencyRecorder]>([:])
     private let phases = Mutex(0)
 
     init(socket: String, count: Int, interval: Duration) {
@@ -295,6 +298,7 @@ final class BenchClients: Sendable {
                                     $0.latency.record(took)
                                     $0.maxMicroseconds = max($0.maxMicroseconds, took.milliseconds * 1000)
                                 }
+                                self.perPhase.withLock { $0[phase, default: LatencyRecorder()].record(took) }
                                 self.slowest.withLock { slowest in
                                     slowest.append((took.milliseconds, (start - begins).milliseconds, phase))
                                     if slowest.count > 400 {
@@ -310,6 +314,16 @@ final class BenchClients: Sendable {
                         FileHandle.standardError.write(Data("strata-bench: client \(client) failed: \(error)\n".utf8))
                     }
                 }
+            }
+        }
+    }
+
+    /// p50 / p99 / count of each load phase, in order.
+    func phaseSummaries() -> [String] {
+        perPhase.withLock { phases in
+            phases.keys.sorted().map { key in
+                let r = phases[key]!
+                return String(format: "  phase %3d: p50 %6.2f ms  p99 %6.2f ms  n %5d", key, r.p50Microseconds / 1000, r.p99Microseconds / 1000, r.count)
             }
         }
     }
