@@ -69,6 +69,8 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 "Strata",
+                "StrataDaemon",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

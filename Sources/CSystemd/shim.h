@@ -2,10 +2,12 @@
 //
 // sd-daemon: readiness, status, watchdog and socket activation
 // (sd_notify(3), sd_watchdog_enabled(3), sd_listen_fds_with_names(3)).
+// sd-bus: logind's IdleHint for the idle scheduler (sd_bus_get_property_trivial(3)).
 #ifndef CSYSTEMD_SHIM_H
 #define CSYSTEMD_SHIM_H
 
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-bus.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <stdlib.h>
@@ -18,6 +20,17 @@ static inline void CSystemd_freeNames(char **names, int count) {
     if (names == NULL) return;
     for (int i = 0; i < count; i++) free(names[i]);
     free(names);
+}
+
+/// logind's IdleHint on `bus`: 1 idle, 0 not idle, a negative errno on failure
+/// (sd_bus_get_property_trivial is variadic, which Swift cannot call).
+static inline int CSystemd_logindIdleHint(sd_bus *bus) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int value = 0;
+    int r = sd_bus_get_property_trivial(bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+                                        "org.freedesktop.login1.Manager", "IdleHint", &error, 'b', &value);
+    sd_bus_error_free(&error);
+    return r < 0 ? r : (value ? 1 : 0);
 }
 
 #endif

@@ -40,9 +40,12 @@ public final class StrataDaemon: Service, Sendable {
         self.logger = logger
         self.notifier = notifier
         self.registry = StoreRegistry(logger: logger, notifier: notifier)
-        let scheduler = PlaceholderIdleScheduler(settings: configuration.scheduler, logger: logger)
-        self.scheduler = scheduler
-        self.runner = DeferredWorkRunner(gate: scheduler.gate, logger: logger)
+        let gate = SchedulerGate()
+        let runner = DeferredWorkRunner(gate: gate, logger: logger)
+        let registry = self.registry
+        self.runner = runner
+        self.scheduler = IdleScheduler(settings: configuration.scheduler, gate: gate, runner: runner,
+                                       stores: { await registry.all() }, logger: logger)
         self.state = DaemonState(configuration: configuration, source: source)
     }
 

@@ -196,7 +196,37 @@ public struct AdminInterface: VarlinkInterface {
     }
 
     static func info(_ status: SchedulerStatus) -> JSONValue {
-        .object(["state": .string(status.state.rawValue), "reason": .string(status.reason), "paused": .bool(status.paused)])
+        let stats = status.statistics
+        return .object([
+            "state": .string(status.state.rawValue), "reason": .string(status.reason), "paused": .bool(status.paused),
+            "workingOn": status.workingOn.map(JSONValue.string) ?? .null,
+            "signals": .array(status.signals.map { reading in
+                .object(["signal": .string(reading.signal.rawValue), "label": .string(reading.label), "value": .double(reading.value),
+                         "threshold": .double(reading.threshold), "busy": .bool(reading.isBusy), "summary": .string(reading.summary)])
+            }),
+            "unavailable": .array(status.unavailable.map(JSONValue.string)),
+            "stats": .object([
+                "runs": .int(Int64(stats.runs)), "workSeconds": .double(stats.workSeconds), "delaySeconds": .double(stats.delaySeconds),
+                "windowRuntimeSeconds": .double(status.windowRuntimeSeconds),
+                "rowsProcessed": .int(stats.rowsProcessed), "batches": .int(Int64(stats.batches)), "tasksFinished": .int(Int64(stats.tasksFinished)),
+                "pauses": .int(Int64(stats.pauses)),
+                "pausesByCause": .object(stats.pausesByCause.mapValues { .int(Int64($0)) }),
+                "pauseLatencyP50Ms": .double(stats.pauseLatencyP50Milliseconds), "pauseLatencyP99Ms": .double(stats.pauseLatencyP99Milliseconds),
+                "pauseLatencyMaxMs": .double(stats.pauseLatencyMaxMilliseconds),
+                "recentPauses": .array(stats.recentPauses.map { pause in
+                    .object(["cause": .string(pause.cause), "reason": .string(pause.reason), "latencyMs": .double(pause.latencyMilliseconds),
+                             "store": pause.store.map(JSONValue.string) ?? .null, "at": .string(Self.timestamp(pause.at))])
+                }),
+                "errors": .int(Int64(stats.errors)), "lastError": stats.lastError.map(JSONValue.string) ?? .null,
+            ]),
+        ])
+    }
+
+    /// ISO 8601 with milliseconds (pause times are compared with clients' clocks).
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     static func info(_ task: DeferredTask) -> JSONValue {

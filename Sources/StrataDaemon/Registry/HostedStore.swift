@@ -15,6 +15,8 @@ public final class HostedStore: Sendable {
     public let store: PersistentStore?
     /// The model version the store was opened with.
     public let modelVersion: String?
+    /// Requests and open transactions over a sliding window (a signal of the idle scheduler).
+    public let load = StoreLoad()
     private let shared: Mutex<Shared>
 
     private struct Shared {
@@ -58,7 +60,11 @@ public final class HostedStore: Sendable {
             shared.requests += 1
             return open
         }
-        defer { shared.withLock { $0.inFlight -= 1 } }
+        load.begin()
+        defer {
+            load.end()
+            shared.withLock { $0.inFlight -= 1 }
+        }
         return try body(store)
     }
 

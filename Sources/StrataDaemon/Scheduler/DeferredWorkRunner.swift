@@ -3,27 +3,83 @@ import Logging
 import Strata
 import Synchronization
 
-/// Runs deferred migration work on hosted stores on request (`FinishDeferred`), in budgeted
-/// batches, stepping aside at the next batch when the scheduler closes its gate (for
-/// idle-respecting runs) or the daemon stops.
+/// Runs deferred migration work on hosted stores: the idle scheduler's turns, and runs on
+/// request (`FinishDeferred`). Work runs on the ``DeferredWorkThread`` in budgeted batches with
+/// a cost delay after each (``BatchPacer``), and steps aside at the next batch when the
+/// scheduler closes its gate (idle-respecting runs) or the daemon stops.
 public final class DeferredWorkRunner: Sendable {
     /// What one store's run did.
     public struct Result: Sendable {
         public var store: String
         public var report: FinishReport?
         public var error: String?
+        /// The run ended because the gate closed (load returned, pause, shutdown).
+        public var stoppedByGate = false
+        /// The interrupt check saw load before a batch: its reason and when.
+        public var interruptedBy: Interruption?
+        /// Cost delay slept between batches.
+        public var delayed: Duration = .zero
     }
 
-    private let gate: SchedulerGate
+    let gate: SchedulerGate
     private let logger: Logger
+    private let executor: DeferredWorkThread
     private let background = Mutex<[UUID: Task<Void, Never>]>([:])
 
-    public init(gate: SchedulerGate, logger: Logger) {
+    public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {
         self.gate = gate
         self.logger = logger
+        self.executor = executor
     }
 
-    /// Finishes the deferred work of `stores` one after the other.
+    /// Runs one store's deferred work until it is done, the gate closes, or `deadline` passes.
+    ///
+    /// - Parameters:
+    ///   - now: run even when the scheduler is paused or the machine busy (only shutdown stops it).
+    ///   - deadline: the end of the store's turn (nil: until done or stopped).
+    ///   - interrupt: checked before every batch; a reason stops the work (see ``BatchPacer``).
+    public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
+                    interrupt: (@Sendable () -> Interruption?)? = nil,
+                    progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
+        let name = hosted.name
+        guard let store = hosted.store, hosted.state == .ready else {
+            return Result(store: name, report: nil, error: "the store is not open")
+        }
+        guard hosted.beginFinishing() else {
+            return Result(store: name, report: nil, error: "deferred work already runs on this store")
+        }
+        defer { hosted.endFinishing() }
+        let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
+                               interrupt: interrupt)
+        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue)
+        logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
+        do {
+            let report = try await withTaskExecutorPreference(executor) {
+                try await store.finishDeferredMigration(options) { progress(name, $0) }
+            }
+            logger.debug("deferred work turn ended", metadata: [
+                "strata.store": "\(name)", "strata.tasks_finished": "\(report.tasksFinished)",
+                "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
+                "strata.stopped_early": "\(report.stoppedEarly)",
+            ])
+            return Self.result(name, report, nil, pacer)
+        } catch {
+            logger.error("deferred work failed", metadata: ["strata.store": "\(name)", "strata.error": "\(error)"])
+            return Self.result(name, nil, "\(error)", pacer)
+        }
+    }
+
+    private static func result(_ name: String, _ report: FinishReport?, _ error: String?, _ pacer: BatchPacer) -> Result {
+        var result = Result(store: name, report: report, error: error, delayed: pacer.delayed)
+        switch pacer.stoppedBy {
+        case .gate: result.stoppedByGate = true
+        case .load(let interruption): result.stoppedByGate = true; result.interruptedBy = interruption
+        case .turnOver, nil: break
+        }
+        return result
+    }
+
+    /// Finishes the deferred work of `stores` one after the other (`FinishDeferred`).
     ///
     /// - Parameters:
     ///   - now: run even when the scheduler is paused or the machine busy (only shutdown stops it).
@@ -32,32 +88,16 @@ public final class DeferredWorkRunner: Sendable {
                        progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> [Result] {
         var results: [Result] = []
         for hosted in stores {
-            guard let store = hosted.store, hosted.state == .ready else {
-                results.append(Result(store: hosted.name, report: nil, error: "the store is not open"))
-                continue
-            }
-            guard hosted.beginFinishing() else {
-                results.append(Result(store: hosted.name, report: nil, error: "deferred work already runs on this store"))
-                continue
-            }
-            defer { hosted.endFinishing() }
-            let gate = self.gate
-            let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
-                                        shouldContinue: { now ? gate.allowsForcedWork : gate.allowsIdleWork })
-            let name = hosted.name
-            logger.info("finishing deferred work", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
-            do {
-                let report = try await store.finishDeferredMigration(options) { progress(name, $0) }
+            logger.info("finishing deferred work on request", metadata: ["strata.store": "\(hosted.name)", "strata.now": "\(now)"])
+            let result = await run(hosted, now: now, settings: settings, progress: progress)
+            if let report = result.report {
                 logger.info("deferred work run ended", metadata: [
-                    "strata.store": "\(name)", "strata.tasks_finished": "\(report.tasksFinished)",
+                    "strata.store": "\(hosted.name)", "strata.tasks_finished": "\(report.tasksFinished)",
                     "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
                     "strata.stopped_early": "\(report.stoppedEarly)",
                 ])
-                results.append(Result(store: name, report: report, error: nil))
-            } catch {
-                logger.error("deferred work failed", metadata: ["strata.store": "\(name)", "strata.error": "\(error)"])
-                results.append(Result(store: name, report: nil, error: "\(error)"))
             }
+            results.append(result)
         }
         return results
     }
@@ -72,7 +112,7 @@ public final class DeferredWorkRunner: Sendable {
         background.withLock { $0[id] = task }
     }
 
-    /// Stops every run at its next batch and waits for them (shutdown).
+    /// Stops every run at its next batch and waits for the background ones (shutdown).
     public func stopAll() async {
         gate.shutDown()
         let tasks = background.withLock { Array($0.values) }

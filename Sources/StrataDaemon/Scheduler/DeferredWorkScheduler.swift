@@ -34,10 +34,25 @@ public struct SchedulerStatus: Sendable, Hashable {
     public var state: State
     public var reason: String
     public var paused: Bool
+    /// The latest reading of every enabled signal.
+    public var signals: [SignalReading]
+    /// Enabled signals that cannot be read here, with why.
+    public var unavailable: [String]
+    /// Work time used in the current maintenance window (or day).
+    public var windowRuntimeSeconds: Double
+    /// The store working now, if any.
+    public var workingOn: String?
+    public var statistics: SchedulerStatistics
 
-    public init(state: State, reason: String, paused: Bool) {
+    public init(state: State, reason: String, paused: Bool, signals: [SignalReading] = [], unavailable: [String] = [],
+                windowRuntimeSeconds: Double = 0, workingOn: String? = nil, statistics: SchedulerStatistics = SchedulerStatistics()) {
         self.state = state
         self.reason = reason
         self.paused = paused
+        self.signals = signals
+        self.unavailable = unavailable
+        self.windowRuntimeSeconds = windowRuntimeSeconds
+        self.workingOn = workingOn
+        self.statistics = statistics
     }
 }

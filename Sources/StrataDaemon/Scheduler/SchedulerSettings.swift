@@ -19,6 +19,19 @@ public struct SchedulerSettings: Sendable, Hashable {
     public var loadPerCore: Double = 0.7
     /// Daemon requests per second above which it is busy.
     public var requestRate: Double = 5
+    /// Mean number of open transactions (time-averaged) above which the daemon is busy.
+    public var openTransactions: Double = 0.5
+    /// The sliding window over which the daemon's own load is measured (the last 250 ms count
+    /// too when they are busier: load that returns is seen at once, and forgotten only slowly).
+    public var loadWindow: Duration = .seconds(10)
+    /// The signals that count, comma separated (see ``SchedulerSignal``); logind is off by default.
+    public var signals: Set<SchedulerSignal> = SchedulerSignal.defaults
+    /// How often signals are read while no work runs.
+    public var sampleInterval: Duration = .milliseconds(500)
+    /// How often signals are read while deferred work runs (bounds the reaction to load).
+    public var runSampleInterval: Duration = .milliseconds(25)
+    /// How long one store works before the next store with pending work gets its turn.
+    public var storeTurn: Duration = .seconds(5)
     /// Allowed time of day for deferred work, `HH:MM-HH:MM`; empty for any time.
     public var maintenanceWindow = ""
     /// Longest run per window; zero for no limit.
@@ -29,7 +42,8 @@ public struct SchedulerSettings: Sendable, Hashable {
     /// Every key, in display order.
     public static let keys = [
         "enabled", "idle_after", "batch_budget", "pause_between_batches", "cpu_pressure", "io_pressure",
-        "load_per_core", "request_rate", "maintenance_window", "max_runtime",
+        "load_per_core", "request_rate", "open_transactions", "load_window", "signals", "sample_interval",
+        "run_sample_interval", "store_turn", "maintenance_window", "max_runtime",
     ]
 
     /// What each key means (shown by `stratactl get`).
@@ -37,11 +51,17 @@ public struct SchedulerSettings: Sendable, Hashable {
         "enabled": "run deferred work when the machine is idle (true/false)",
         "idle_after": "how long all signals must stay below their thresholds (duration)",
         "batch_budget": "time budget of one deferred batch (duration)",
-        "pause_between_batches": "pause after each batch (duration)",
+        "pause_between_batches": "pause after a batch that used its whole budget; scaled by the batch's actual time (cost delay)",
         "cpu_pressure": "busy above this CPU pressure, some avg10 percent",
         "io_pressure": "busy above this I/O pressure, some avg10 percent",
         "load_per_core": "busy above this 1-minute load average per core",
         "request_rate": "busy above this many daemon requests per second",
+        "open_transactions": "busy above this mean number of open transactions (time-averaged)",
+        "load_window": "sliding window of the daemon's own load (duration; the last 250 ms count when busier)",
+        "signals": "signals that count, comma separated: \(SchedulerSignal.allCases.map(\.rawValue).joined(separator: ","))",
+        "sample_interval": "how often signals are read while no work runs (duration)",
+        "run_sample_interval": "how often signals are read while work runs (duration)",
+        "store_turn": "how long one store works before the next store's turn (duration)",
         "maintenance_window": "allowed time of day HH:MM-HH:MM (empty: any time)",
         "max_runtime": "longest run per window (duration, 0 for no limit)",
     ]
@@ -57,6 +77,12 @@ public struct SchedulerSettings: Sendable, Hashable {
         case "io_pressure": Self.number(ioPressure)
         case "load_per_core": Self.number(loadPerCore)
         case "request_rate": Self.number(requestRate)
+        case "open_transactions": Self.number(openTransactions)
+        case "load_window": DurationText.format(loadWindow)
+        case "signals": SchedulerSignal.allCases.filter(signals.contains).map(\.rawValue).joined(separator: ",")
+        case "sample_interval": DurationText.format(sampleInterval)
+        case "run_sample_interval": DurationText.format(runSampleInterval)
+        case "store_turn": DurationText.format(storeTurn)
         case "maintenance_window": maintenanceWindow
         case "max_runtime": DurationText.format(maxRuntime)
         default: nil
@@ -93,6 +119,21 @@ public struct SchedulerSettings: Sendable, Hashable {
         case "io_pressure": ioPressure = try number(max: 100)
         case "load_per_core": loadPerCore = try number(max: 1000)
         case "request_rate": requestRate = try number(max: 1_000_000)
+        case "open_transactions": openTransactions = try number(max: 1_000_000)
+        case "load_window": loadWindow = try duration(min: .seconds(1), max: StoreLoad.horizon)
+        case "signals":
+            let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map { $0.lowercased() }
+            var chosen = Set<SchedulerSignal>()
+            for name in names {
+                guard let signal = SchedulerSignal(rawValue: name) else {
+                    throw SchedulerSettingError(key: key, value: text, reason: "unknown signal '\(name)'; known: \(SchedulerSignal.allCases.map(\.rawValue).joined(separator: ", ")) (comma separated, may be empty)")
+                }
+                chosen.insert(signal)
+            }
+            signals = chosen
+        case "sample_interval": sampleInterval = try duration(min: .milliseconds(10), max: .seconds(60))
+        case "run_sample_interval": runSampleInterval = try duration(min: .milliseconds(5), max: .seconds(10))
+        case "store_turn": storeTurn = try duration(min: .milliseconds(100), max: .seconds(3600))
         case "maintenance_window":
             guard text.isEmpty || Self.parseWindow(text) != nil else {
                 throw SchedulerSettingError(key: key, value: text, reason: "'\(text)' is not a window HH:MM-HH:MM (e.g. 02:00-05:00), or empty for any time")

@@ -22,11 +22,55 @@ enum InterfaceDefinitions {
         )
 
         # The idle scheduler: state ("idle", "waiting", "running", "paused", "disabled")
-        # and the reason for it.
+        # and the reason for it ("waiting: io pressure avg10 31% > 10%"), the latest
+        # signal readings, and what it did (see docs/Scheduler.md).
         type SchedulerInfo (
           state: string,
           reason: string,
-          paused: bool
+          paused: bool,
+          workingOn: ?string,
+          signals: ?[]SignalInfo,
+          unavailable: ?[]string,
+          stats: ?SchedulerStats
+        )
+
+        # One signal's latest reading against its threshold.
+        type SignalInfo (
+          signal: string,
+          label: string,
+          value: float,
+          threshold: float,
+          busy: bool,
+          summary: string
+        )
+
+        # A pause of running deferred work: its cause and reason, and the time from the
+        # first busy reading to the work having stopped.
+        type PauseInfo (
+          cause: string,
+          reason: string,
+          latencyMs: float,
+          store: ?string,
+          at: string
+        )
+
+        # What the scheduler did since the daemon started.
+        type SchedulerStats (
+          runs: int,
+          workSeconds: float,
+          delaySeconds: float,
+          windowRuntimeSeconds: float,
+          rowsProcessed: int,
+          batches: int,
+          tasksFinished: int,
+          pauses: int,
+          pausesByCause: [string]int,
+          pauseLatencyP50Ms: float,
+          pauseLatencyP99Ms: float,
+          pauseLatencyMaxMs: float,
+          recentPauses: []PauseInfo,
+          errors: int,
+          lastError: ?string
         )
 
         # One task of a store's deferred ledger.

@@ -1,0 +1,365 @@
+import Foundation
+import Logging
+import Metrics
+import Strata
+
+/// The idle scheduler: reads the signals (the daemon's own load, pressure stall information,
+/// the load average, optionally logind), decides with an ``IdleDetector`` whether the machine
+/// is idle, and finishes deferred work on the hosted stores while it is — one store's turn
+/// after the other (round robin), in budgeted batches with a cost delay after each.
+///
+/// When a signal turns busy (or the operator pauses, the window closes, `max_runtime` runs
+/// out), the gate closes and the running batch is the last one: the work stops within one
+/// batch, its progress kept in the store's ledger, and resumes once the machine has been idle
+/// for `idle_after` again. Signals are read every `run_sample_interval` (25 ms) while work
+/// runs, every `sample_interval` otherwise.
+public actor IdleScheduler: DeferredWorkScheduler {
+    public nonisolated let gate: SchedulerGate
+    private let runner: DeferredWorkRunner
+    private let stores: @Sendable () async -> [HostedStore]
+    private let host: HostSignals
+    private let logind: LogindIdleHint
+    private let clock: any SchedulerClock
+    private let logger: Logger
+
+    private var detector: IdleDetector
+    private var verdict: IdleDetector.Verdict
+    private var readings: [SignalReading] = []
+    private var unavailable: [String] = []
+    private var statistics = SchedulerStatistics()
+    private var pauseLatencies: [Double] = []
+    private var lastLogged: String?
+
+    // Work in progress.
+    private var work: Task<Void, Never>?
+    private var workingOn: String?
+    private var runtimeMark: ContinuousClock.Instant?
+    private var workStartedAt: ContinuousClock.Instant?
+    private var stopRequest: (at: ContinuousClock.Instant, cause: IdleDetector.Cause, reason: String)?
+    private var lastStore: String?
+    private var failedAt: [String: ContinuousClock.Instant] = [:]
+    private var nothingPending = false
+
+    /// - Parameters:
+    ///   - stores: the hosted stores, in configuration order (the registry's).
+    ///   - host: where machine-wide signals are read (tests pass a directory of fake files).
+    ///   - clock: the scheduler's time (tests pass a fake one).
+    public init(settings: SchedulerSettings, gate: SchedulerGate, runner: DeferredWorkRunner,
+                stores: @escaping @Sendable () async -> [HostedStore], host: HostSignals = HostSignals(),
+                logind: LogindIdleHint = LogindIdleHint(), clock: any SchedulerClock = SystemSchedulerClock(), logger: Logger) {
+        self.gate = gate
+        self.runner = runner
+        self.stores = stores
+        self.host = host
+        self.logind = logind
+        self.clock = clock
+        self.logger = logger
+        self.detector = IdleDetector(settings: settings)
+        self.verdict = IdleDetector.Verdict(allowsWork: false, state: .waiting, reason: "waiting: reading the signals", cause: .hysteresis, busy: [])
+        gate.set(open: false)
+    }
+
+    // MARK: - Loop
+
+    public func run() async {
+        logger.info("idle scheduler started", metadata: [
+            "strata.signals": "\(settings().value(of: "signals") ?? "")", "strata.idle_after": "\(DurationText.format(settings().idleAfter))",
+            "strata.cgroup": "\(host.cgroupDirectory ?? "none")",
+        ])
+        while !Task.isCancelled {
+            await tick()
+            let interval = work == nil ? detector.settings.sampleInterval : detector.settings.runSampleInterval
+            do { try await clock.sleep(for: interval) } catch { break }
+        }
+        gate.set(open: false)
+        await work?.value
+        logger.info("idle scheduler stopped")
+    }
+
+    /// Reads the signals once, decides, opens or closes the gate, and starts work when idle.
+    /// (`run()` calls it in a loop; tests call it directly.)
+    public func tick() async {
+        let now = clock.now
+        let all = await stores()
+        sample(all, at: now)
+        if work != nil, let mark = runtimeMark {
+            detector.recordRuntime(now - mark)
+            runtimeMark = now
+        }
+        decide(at: now)
+        guard verdict.allowsWork, detector.settings.enabled, work == nil, gate.allowsIdleWork else { return }
+        let pending = all.contains { $0.state == .ready && !$0.isFinishing && !$0.pendingTasks().isEmpty && !recentlyFailed($0.name, now) }
+        nothingPending = !pending
+        if pending { startWork(at: now) }
+    }
+
+    private func sample(_ all: [HostedStore], at now: ContinuousClock.Instant) {
+        let settings = detector.settings
+        var readings = daemonReadings(all, at: now)
+        let (hostReadings, hostUnavailable) = host.read(settings)
+        readings += hostReadings
+        var unavailable = hostUnavailable
+        if settings.signals.contains(.logind) {
+            switch logind.read(now: now) {
+            case .success(let idle):
+                readings.append(SignalReading(signal: .logind, label: "logind IdleHint", value: idle ? 0 : 1, threshold: 0.5, unit: ""))
+            case .failure(let error):
+                unavailable.append("logind: \(error.reason)")
+            }
+        }
+        if unavailable != self.unavailable, !unavailable.isEmpty {
+            logger.warning("scheduler signals unavailable (they are left out)", metadata: ["strata.unavailable": "\(unavailable.joined(separator: "; "))"])
+        }
+        self.readings = readings
+        self.unavailable = unavailable
+        for reading in readings {
+            Gauge(label: "strata_scheduler_signal", dimensions: [("signal", reading.label)]).record(reading.value)
+        }
+    }
+
+    /// The daemon's own load: requests per second and mean open transactions over
+    /// `load_window` — or over the last 250 ms when that is busier, so returning load is seen
+    /// at once (two quick requests exceed 5/s) and forgotten only after the window.
+    private func daemonReadings(_ all: [HostedStore], at now: ContinuousClock.Instant) -> [SignalReading] {
+        Self.daemonReadings(all, settings: detector.settings, windows: [detector.settings.loadWindow, StoreLoad.burstWindow], at: now)
+    }
+
+    static func daemonReadings(_ all: [HostedStore], settings: SchedulerSettings, windows: [Duration], at now: ContinuousClock.Instant) -> [SignalReading] {
+        guard settings.signals.contains(.requests) || settings.signals.contains(.transactions) else { return [] }
+        var rate = 0.0, open = 0.0
+        var busiest: (name: String, rate: Double)?
+        for hosted in all where hosted.state == .ready {
+            let snapshots = windows.map { hosted.load.snapshot(window: $0, at: now) }
+            let storeRate = snapshots.map(\.requestsPerSecond).max() ?? 0
+            rate += storeRate
+            open += snapshots.map(\.openTransactions).max() ?? 0
+            if storeRate > (busiest?.rate ?? 0) { busiest = (hosted.name, storeRate) }
+        }
+        var readings: [SignalReading] = []
+        if settings.signals.contains(.requests) {
+            readings.append(SignalReading(signal: .requests, label: "daemon requests", value: rate, threshold: settings.requestRate, unit: "/s",
+                                          note: rate > settings.requestRate ? busiest.map { "busiest store: \($0.name)" } : nil))
+        }
+        if settings.signals.contains(.transactions) {
+            readings.append(SignalReading(signal: .transactions, label: "open transactions", value: open, threshold: settings.openTransactions, unit: ""))
+        }
+        return readings
+    }
+
+    /// The check the work makes before every batch: the daemon's load over the last 250 ms
+    /// (reading no files, so it is cheap). Between two ticks, returning clients stop the work
+    /// at the next batch without waiting for the sampling loop.
+    private func interruptCheck(_ all: [HostedStore]) -> @Sendable () -> Interruption? {
+        let settings = detector.settings
+        let clock = self.clock
+        return {
+            let now = clock.now
+            let busy = Self.daemonReadings(all, settings: settings, windows: [StoreLoad.burstWindow], at: now).filter(\.isBusy)
+            return busy.isEmpty ? nil : Interruption(reason: "waiting: " + busy.map(\.summary).joined(separator: "; "), at: now)
+        }
+    }
+
+    /// Evaluates the latest readings and moves the gate.
+    private func decide(at now: ContinuousClock.Instant) {
+        verdict = detector.evaluate(readings, at: now, local: clock.local)
+        if verdict.allowsWork {
+            gate.set(open: true)
+        } else {
+            closeGate(at: now)
+        }
+        let logged = verdict.cause?.rawValue ?? "idle"
+        if lastLogged != logged {
+            lastLogged = logged
+            logger.info("scheduler: \(verdict.reason)", metadata: ["strata.state": "\(verdict.state.rawValue)"])
+        }
+    }
+
+    /// Closes the gate; when work runs, notes the first busy reading (for the pause latency).
+    private func closeGate(at now: ContinuousClock.Instant) {
+        gate.set(open: false)
+        if work != nil, stopRequest == nil {
+            stopRequest = (now, verdict.cause ?? .signal, verdict.reason)
+            logger.notice("stepping aside: stopping deferred work at the end of the current batch",
+                          metadata: ["strata.reason": "\(verdict.reason)", "strata.store": "\(workingOn ?? "-")"])
+        }
+    }
+
+    // MARK: - Work
+
+    private func startWork(at now: ContinuousClock.Instant) {
+        statistics.runs += 1
+        runtimeMark = now
+        workStartedAt = now
+        stopRequest = nil
+        logger.notice("machine idle: starting deferred work", metadata: ["strata.reason": "\(verdict.reason)"])
+        work = Task { await self.workLoop() }
+    }
+
+    private nonisolated func workLoop() async {
+        while let (hosted, settings, interrupt) = await nextTurn() {
+            let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn, interrupt: interrupt)
+            let ended = clock.now
+            guard await turnEnded(result, at: ended) else { break }
+        }
+        await workEnded(at: clock.now)
+    }
+
+    /// The next store with pending work, in round-robin order after the last one.
+    private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?)? {
+        guard gate.allowsIdleWork else { return nil }
+        let all = await stores()
+        let now = clock.now
+        let start = lastStore.flatMap { name in all.firstIndex { $0.name == name } }.map { $0 + 1 } ?? 0
+        for offset in 0..<all.count {
+            let hosted = all[(start + offset) % all.count]
+            guard hosted.state == .ready, !hosted.isFinishing, !recentlyFailed(hosted.name, now), !hosted.pendingTasks().isEmpty else { continue }
+            lastStore = hosted.name
+            workingOn = hosted.name
+            return (hosted, detector.settings, interruptCheck(all))
+        }
+        return nil
+    }
+
+    /// Records a turn; returns whether to go on.
+    private func turnEnded(_ result: DeferredWorkRunner.Result, at ended: ContinuousClock.Instant) -> Bool {
+        if let interrupted = result.interruptedBy, stopRequest == nil {
+            // The work saw the load before the sampling loop did.
+            stopRequest = (interrupted.at, .signal, interrupted.reason)
+            closeGate(at: interrupted.at)
+        }
+        if let report = result.report {
+            statistics.rowsProcessed += report.rowsProcessed
+            statistics.batches += report.batches
+            statistics.tasksFinished += report.tasksFinished
+            Counter(label: "strata_scheduler_rows_total").increment(by: Int(report.rowsProcessed))
+            Counter(label: "strata_scheduler_batches_total").increment(by: report.batches)
+            Counter(label: "strata_scheduler_tasks_finished_total").increment(by: report.tasksFinished)
+            if report.tasksRemaining == 0 {
+                logger.notice("deferred work finished on store", metadata: ["strata.store": "\(result.store)"])
+            }
+        }
+        statistics.delaySeconds += result.delayed.seconds
+        FloatingPointCounter(label: "strata_scheduler_delay_seconds_total").increment(by: result.delayed.seconds)
+        if let error = result.error {
+            statistics.errors += 1
+            statistics.lastError = "\(result.store): \(error)"
+            failedAt[result.store] = ended
+            logger.error("deferred work turn failed; the store is skipped for a minute", metadata: ["strata.store": "\(result.store)", "strata.error": "\(error)"])
+        }
+        workingOn = nil
+        return gate.allowsIdleWork && !result.stoppedByGate
+    }
+
+    private func workEnded(at ended: ContinuousClock.Instant) {
+        if let mark = runtimeMark {
+            detector.recordRuntime(ended - mark)
+        }
+        if let started = workStartedAt {
+            statistics.workSeconds += (ended - started).seconds
+            FloatingPointCounter(label: "strata_scheduler_work_seconds_total").increment(by: (ended - started).seconds)
+        }
+        runtimeMark = nil
+        workStartedAt = nil
+        work = nil
+        workingOn = nil
+        if let stop = stopRequest {
+            let latency = (ended - stop.at).seconds * 1000
+            let record = PauseRecord(cause: stop.cause.rawValue, reason: stop.reason, latencyMilliseconds: latency, store: lastStore, at: Date())
+            statistics.pauses += 1
+            statistics.pausesByCause[stop.cause.rawValue, default: 0] += 1
+            statistics.recentPauses.append(record)
+            if statistics.recentPauses.count > SchedulerStatistics.recentLimit { statistics.recentPauses.removeFirst() }
+            pauseLatencies.append(latency)
+            if pauseLatencies.count > 256 { pauseLatencies.removeFirst() }
+            let sorted = pauseLatencies.sorted()
+            statistics.pauseLatencyP50Milliseconds = Self.percentile(sorted, 0.50)
+            statistics.pauseLatencyP99Milliseconds = Self.percentile(sorted, 0.99)
+            statistics.pauseLatencyMaxMilliseconds = sorted.last ?? 0
+            Counter(label: "strata_scheduler_pauses_total", dimensions: [("cause", stop.cause.rawValue)]).increment()
+            Timer(label: "strata_scheduler_pause_latency_seconds").recordNanoseconds((ended - stop.at).nanoseconds)
+            logger.notice("deferred work paused", metadata: [
+                "strata.reason": "\(stop.reason)", "strata.latency_ms": "\(String(format: "%.1f", latency))",
+                "strata.store": "\(lastStore ?? "-")",
+            ])
+        } else {
+            nothingPending = true
+            logger.notice("no deferred work left to run")
+        }
+        stopRequest = nil
+    }
+
+    private func recentlyFailed(_ name: String, _ now: ContinuousClock.Instant) -> Bool {
+        guard let failed = failedAt[name] else { return false }
+        return now - failed < .seconds(60)
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
+        return sorted[min(sorted.count - 1, max(0, rank))]
+    }
+
+    // MARK: - DeferredWorkScheduler
+
+    public func status() -> SchedulerStatus {
+        var state = verdict.state
+        var reason = verdict.reason
+        if verdict.allowsWork {
+            if let workingOn {
+                state = .running
+                reason = "running: deferred work on \(workingOn) (\(verdict.reason))"
+            } else if work != nil {
+                state = .running
+                reason = "running: deferred work (\(verdict.reason))"
+            } else if nothingPending {
+                reason = "idle: no deferred work pending"
+            }
+        } else if work != nil {
+            reason += " (stopping the current batch)"
+        }
+        if !detector.settings.enabled, state != .paused {
+            state = .disabled
+            reason = "disabled (enabled=false): the scheduler starts no work itself; \(reason)"
+        }
+        var statistics = self.statistics
+        statistics.workSeconds = self.statistics.workSeconds + (workStartedAt.map { (clock.now - $0).seconds } ?? 0)
+        return SchedulerStatus(state: state, reason: reason, paused: detector.pausedReason != nil, signals: readings, unavailable: unavailable,
+                               windowRuntimeSeconds: detector.windowRuntime.seconds, workingOn: workingOn, statistics: statistics)
+    }
+
+    public func pause(reason: String) -> SchedulerStatus {
+        let reason = reason.isEmpty ? "by request" : reason
+        detector.pause(reason: reason)
+        decide(at: clock.now)
+        logger.notice("scheduler paused", metadata: ["strata.reason": "\(reason)"])
+        return status()
+    }
+
+    public func resume() -> SchedulerStatus {
+        detector.resume()
+        decide(at: clock.now)
+        logger.notice("scheduler resumed")
+        return status()
+    }
+
+    public func settings() -> SchedulerSettings { detector.settings }
+
+    public func set(_ key: String, to value: String) throws(SchedulerSettingError) -> String {
+        let previous = detector.settings.value(of: key) ?? ""
+        try detector.settings.set(key, to: value)
+        logger.notice("scheduler setting changed", metadata: ["strata.key": "\(key)", "strata.value": "\(value)", "strata.previous": "\(previous)"])
+        decide(at: clock.now)
+        return previous
+    }
+
+    public func apply(_ settings: SchedulerSettings) {
+        detector.settings = settings
+        decide(at: clock.now)
+    }
+
+    public func permission() -> (allowed: Bool, reason: String) {
+        (verdict.allowsWork, verdict.reason)
+    }
+
+    public func heartbeat() {}
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A source of "the machine is busy" the idle scheduler reads. Each has a threshold setting;
+/// the machine is idle only when every enabled signal is at or below its threshold.
+public enum SchedulerSignal: String, Sendable, Hashable, CaseIterable {
+    /// The daemon's own requests per second, over `load_window` (setting `request_rate`).
+    case requests
+    /// The daemon's time-averaged open transactions, over `load_window` (`open_transactions`).
+    case transactions
+    /// `/proc/pressure/cpu` some avg10 (`cpu_pressure`).
+    case cpu
+    /// `/proc/pressure/io` some avg10 (`io_pressure`).
+    case io
+    /// The unit's own cgroup `cpu.pressure` and `io.pressure` (cgroup v2; `cpu_pressure`, `io_pressure`).
+    case cgroup
+    /// `/proc/loadavg` 1-minute average divided by the number of cores (`load_per_core`).
+    case load
+    /// logind's `IdleHint` over D-Bus: busy while a user session is active. Off by default.
+    case logind
+
+    /// Every signal but logind's (which tracks user sessions, not load).
+    public static let defaults: Set<SchedulerSignal> = [.requests, .transactions, .cpu, .io, .cgroup, .load]
+}
+
+/// One reading of one signal: its value against its threshold.
+///
+/// ```swift
+/// let io = SignalReading(signal: .io, label: "io pressure avg10", value: 31, threshold: 10, unit: "%")
+/// io.isBusy   // true
+/// io.summary  // "io pressure avg10 31% > 10%"
+/// ```
+public struct SignalReading: Sendable, Hashable {
+    public var signal: SchedulerSignal
+    /// What was measured, for people ("io pressure avg10", "cgroup cpu pressure avg10").
+    public var label: String
+    public var value: Double
+    public var threshold: Double
+    /// Appended to numbers: "%", "/s", " per core", or "" for plain numbers.
+    public var unit: String
+    /// Extra context ("busiest store: aircraft").
+    public var note: String?
+
+    public init(signal: SchedulerSignal, label: String, value: Double, threshold: Double, unit: String, note: String? = nil) {
+        self.signal = signal
+        self.label = label
+        self.value = value
+        self.threshold = threshold
+        self.unit = unit
+        self.note = note
+    }
+
+    /// Busy when strictly above the threshold.
+    public var isBusy: Bool { value > threshold }
+
+    /// "io pressure avg10 31% > 10%", or "≤" when not busy.
+    public var summary: String {
+        if signal == .logind {
+            return isBusy ? "logind IdleHint is false (a user session is active)" : "logind IdleHint is true"
+        }
+        let text = "\(label) \(Self.format(value))\(unit) \(isBusy ? ">" : "≤") \(Self.format(threshold))\(unit)"
+        return note.map { "\(text) (\($0))" } ?? text
+    }
+
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e12 { return String(Int64(value)) }
+        var text = String(format: abs(value) >= 10 ? "%.1f" : "%.2f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// What the scheduler did since the daemon started (in `Status` and as metrics): time spent,
+/// rows processed, and every pause with its reason and how long the work took to step aside.
+public struct SchedulerStatistics: Sendable, Hashable {
+    /// Work periods started (each after the machine became idle).
+    public var runs = 0
+    /// Time spent running deferred work (batches and the cost delay between them).
+    public var workSeconds = 0.0
+    /// Of which cost delay slept between batches.
+    public var delaySeconds = 0.0
+    public var rowsProcessed: Int64 = 0
+    public var batches = 0
+    public var tasksFinished = 0
+    /// Times running work was stopped before it was done, by cause (`signal`, `paused`,
+    /// `window`, `max_runtime`, …).
+    public var pauses = 0
+    public var pausesByCause: [String: Int] = [:]
+    /// The most recent pauses, oldest first (at most ``recentLimit``).
+    public var recentPauses: [PauseRecord] = []
+    /// Pause latency (first busy reading → work stopped) over the last 256 pauses, in ms.
+    public var pauseLatencyP50Milliseconds = 0.0
+    public var pauseLatencyP99Milliseconds = 0.0
+    public var pauseLatencyMaxMilliseconds = 0.0
+    /// Failed turns and the last failure.
+    public var errors = 0
+    public var lastError: String?
+
+    public static let recentLimit = 32
+
+    public init() {}
+}
+
+/// One pause of running work.
+public struct PauseRecord: Sendable, Hashable {
+    /// `signal`, `paused`, `window`, `max_runtime`, `hysteresis`.
+    public var cause: String
+    /// The status reason at the first busy reading ("waiting: daemon requests 240/s > 5/s").
+    public var reason: String
+    /// From the first busy reading to the work having stopped.
+    public var latencyMilliseconds: Double
+    /// The store that was working.
+    public var store: String?
+    /// When the work stopped (wall clock).
+    public var at: Date
+}

@@ -1,0 +1,397 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Strata
+import StrataDaemon
+import Synchronization
+
+/// `strata-bench scheduler`: the idle scheduler under a stop-and-go client load, against a
+/// real `stratad` running in this process (its Varlink sockets, its scheduler).
+struct SchedulerBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scheduler",
+        abstract: "Client latency with the idle scheduler finishing deferred work vs no deferred work; pause latency; time to finish.",
+        discussion: """
+            A store of --rows items is opened by stratad (in this process) at a model version that \
+            leaves deferred work (a dropped attribute: a table rewrite; a new index). --clients \
+            clients insert items through the data socket, each every --interval-ms, in load phases \
+            of --load-s seconds separated by quiet phases of --quiet-s seconds. The scheduler \
+            (idle_after --idle-after, signals --signals) runs the deferred work in the quiet phases \
+            and must step aside when each load phase starts. Cycles repeat until the store is \
+            finished. Then the same number of cycles runs against a copy of the store with no \
+            deferred work at all (migrated before the daemon starts).
+
+            Figures: client p99 with the scheduler on / with no deferred work (target ≤ 1.10); \
+            pause latency, from the first busy reading to the work having stopped, as the daemon \
+            measures it (target p99 < 100 ms), and from the first request of a load phase to the \
+            work having stopped, as the clients see it; the time to finish.
+            """
+    )
+
+    @Option(name: .long, help: "Items in the store.") var rows = 800_000
+    @Option(name: .long, help: "Concurrent clients.") var clients = 4
+    @Option(name: .customLong("interval-ms"), help: "Pause between a client's inserts, in milliseconds.") var interval = 5
+    @Option(name: .customLong("load-s"), help: "Length of a load phase, in seconds.") var loadSeconds = 2.0
+    @Option(name: .customLong("quiet-s"), help: "Length of a quiet phase, in seconds (the work gets what is left after load_window and idle_after).") var quietSeconds = 3.0
+    @Option(name: .customLong("max-cycles"), help: "Give up after this many cycles.") var maxCycles = 100
+    @Option(name: .customLong("batch-ms"), help: "Scheduler batch_budget, in milliseconds.") var batchMilliseconds = 20
+    @Option(name: .customLong("pause-ms"), help: "Scheduler pause_between_batches, in milliseconds.") var pauseMilliseconds = 10
+    @Option(name: .customLong("idle-after"), help: "Scheduler idle_after (and load_window).") var idleAfter = "1s"
+    @Option(name: .long, help: "Scheduler signals (the machine-wide ones are off by default: other work on a shared machine would gate the run).")
+    var signals = "requests,transactions"
+    @Flag(name: .long, help: "Print the slowest client requests with their time into the load phase (to stderr).") var trace = false
+    @OptionGroup var options: BenchOptions
+
+    func validate() throws {
+        guard rows >= 1000 else { throw ValidationError("--rows must be at least 1000") }
+        guard clients > 0, interval >= 0, loadSeconds > 0, quietSeconds > 0, maxCycles > 0 else { throw ValidationError("counts and durations must be positive") }
+        guard DurationText.parse(idleAfter) != nil else { throw ValidationError("--idle-after: '\(idleAfter)' is not a duration") }
+        var settings = SchedulerSettings()
+        do { try settings.set("signals", to: signals) } catch { throw ValidationError("--signals: \(error.reason)") }
+    }
+
+    func run() async throws {
+        let directory = try BenchDirectory(path: options.directory, keep: options.keep)
+        defer { directory.cleanUp() }
+        let progress = Progress(enabled: !options.json)
+        var logger = Logger(label: "io.strata.bench")
+        logger.logLevel = .warning
+
+        progress.say("creating a version-1 store with \(rows) items…")
+        let models = try BenchModel.write(in: directory.url)
+        let seed = directory.url.appending(path: "seed.sqlite")
+        try BenchModel.seed(at: seed, models: models, rows: rows, logger: logger)
+        let scheduled = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "scheduled.sqlite"))
+        let baseline = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "baseline.sqlite"))
+        try BenchModel.migrateNow(baseline, models: models, logger: logger)
+
+        progress.say("scheduler on: load \(loadSeconds) s / quiet \(quietSeconds) s cycles until the deferred work is done…")
+        let on = try await runDaemon(store: scheduled, models: models, directory: directory.url, cycles: nil, logger: logger, progress: progress)
+        guard let finish = on.finish else {
+            throw BenchError("the deferred work did not finish within \(maxCycles) cycles; raise --max-cycles or --quiet-s, or lower --rows")
+        }
+        progress.say("no deferred work: \(on.cycles) cycles…")
+        let base = try await runDaemon(store: baseline, models: models, directory: directory.url, cycles: on.cycles, logger: logger, progress: progress)
+
+        var pauses = LatencyRecorder()
+        var loadToStop = LatencyRecorder()
+        for pause in on.pauses {
+            pauses.record(.nanoseconds(Int64(pause.latencyMs * 1e6)))
+            if let restart = on.loadStarts.last(where: { $0 <= pause.at }) {
+                loadToStop.record(.nanoseconds(Int64(max(0, pause.at.timeIntervalSince(restart)) * 1e9)))
+            }
+        }
+        let ratio = on.latency.p99Microseconds / max(base.latency.p99Microseconds, 1e-9)
+        let results: [(String, Any)] = [
+            ("rows", rows), ("clients", clients), ("interval_ms", interval), ("load_s", loadSeconds), ("quiet_s", quietSeconds),
+            ("batch_ms", batchMilliseconds), ("pause_ms", pauseMilliseconds), ("idle_after", idleAfter), ("signals", signals), ("cycles", on.cycles),
+            ("client_p50_ms", Self.ms(on.latency.p50Microseconds)), ("client_p99_ms", Self.ms(on.latency.p99Microseconds)),
+            ("client_max_ms", Self.ms(on.maxMicroseconds)), ("client_requests", Int(on.latency.count)),
+            ("baseline_p50_ms", Self.ms(base.latency.p50Microseconds)), ("baseline_p99_ms", Self.ms(base.latency.p99Microseconds)),
+            ("baseline_max_ms", Self.ms(base.maxMicroseconds)), ("baseline_requests", Int(base.latency.count)),
+            ("client_p99_ratio", DeferralBenchmark.round(ratio)),
+            ("pauses", Int(pauses.count)), ("pause_p50_ms", Self.ms(pauses.p50Microseconds)), ("pause_p99_ms", Self.ms(pauses.p99Microseconds)),
+            ("pause_max_ms", Self.ms(Double(pauses.histogram.max) / 1000)),
+            ("load_to_stop_p50_ms", Self.ms(loadToStop.p50Microseconds)), ("load_to_stop_p99_ms", Self.ms(loadToStop.p99Microseconds)),
+            ("load_to_stop_max_ms", Self.ms(Double(loadToStop.histogram.max) / 1000)),
+            ("finish_s", DeferralBenchmark.round(finish.seconds)), ("work_s", DeferralBenchmark.round(on.workSeconds)),
+            ("delay_s", DeferralBenchmark.round(on.delaySeconds)), ("rows_processed", on.rowsProcessed), ("batches", on.batches),
+            ("client_errors", on.errors + base.errors),
+        ]
+        if options.json {
+            var object: [String: Any] = ["scenario": "scheduler", "machine": MachineDescription.current.jsonObject]
+            for (key, value) in results { object[key] = value }
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        func check(_ ok: Bool) -> String { ok ? "ok" : "MISSED" }
+        func row(_ label: String, _ r: LatencyRecorder, max: Double) -> String {
+            label.padding(toLength: 34, withPad: " ", startingAt: 0)
+                + String(format: "%9.2f %9.2f %9.2f %9d", r.p50Microseconds / 1000, r.p99Microseconds / 1000, max / 1000, r.count)
+        }
+        print("""
+            strata-bench scheduler
+            rows=\(rows) clients=\(clients) interval=\(interval) ms load=\(loadSeconds) s quiet=\(quietSeconds) s batch=\(batchMilliseconds) ms pause=\(pauseMilliseconds) ms idle_after=\(idleAfter) signals=\(signals)
+            machine: \(MachineDescription.current.summary)
+
+            client insert latency (ms)             p50       p99       max  requests
+            \(row("scheduler on, deferred work", on.latency, max: on.maxMicroseconds))
+            \(row("no deferred work", base.latency, max: base.maxMicroseconds))
+            client p99 ratio                  \(String(format: "%9.2f", ratio))   target ≤ 1.10: \(check(ratio <= 1.10))
+
+            pause latency (ms)                     p50       p99       max    pauses
+            \(row("first busy reading → stopped", pauses, max: Double(pauses.histogram.max) / 1000))   p99 target < 100 ms: \(check(pauses.p99Microseconds < 100_000))
+            \(row("first request → stopped", loadToStop, max: Double(loadToStop.histogram.max) / 1000))
+
+            finished the deferred work in \(String(format: "%.1f", finish.seconds)) s over \(on.cycles) cycles: \(String(format: "%.1f", on.workSeconds)) s of work (\(String(format: "%.1f", on.delaySeconds)) s cost delay), \(on.rowsProcessed) rows in \(on.batches) batches
+            """)
+    }
+
+    static func ms(_ microseconds: Double) -> Double { (microseconds / 10).rounded() / 100 }
+
+    // MARK: - One daemon run
+
+    struct Run {
+        var latency = LatencyRecorder()
+        var maxMicroseconds = 0.0
+        var cycles = 0
+        var finish: Duration?
+        var loadStarts: [Date] = []
+        var pauses: [(latencyMs: Double, at: Date)] = []
+        var workSeconds = 0.0
+        var delaySeconds = 0.0
+        var rowsProcessed: Int64 = 0
+        var batches: Int64 = 0
+        var errors = 0
+    }
+
+    /// Runs stratad on `store` and the load cycles: until the deferred work is done (`cycles`
+    /// nil), or `cycles` of them.
+    func runDaemon(store: URL, models: URL, directory: URL, cycles: Int?, logger: Logger, progress: Progress) async throws -> Run {
+        let sockets = directory.appending(path: "run")
+        try FileManager.default.createDirectory(at: sockets, withIntermediateDirectories: true)
+        var settings = SchedulerSettings()
+        try settings.set("idle_after", to: "10s")  // until the clients run (set below)
+        try settings.set("load_window", to: idleAfter)
+        try settings.set("signals", to: signals)
+        try settings.set("batch_budget", to: "\(batchMilliseconds)ms")
+        try settings.set("pause_between_batches", to: "\(pauseMilliseconds)ms")
+        let admin = sockets.appending(path: "admin.sock").path
+        let data = sockets.appending(path: "data.sock").path
+        let configuration = DaemonConfiguration(
+            stores: [StoreConfiguration(name: "bench", path: store.path, modelDirectory: models.path, backupBeforeMigration: false)],
+            adminSocket: SocketConfiguration(path: admin, mode: 0o600), dataSocket: SocketConfiguration(path: data, mode: 0o600),
+            scheduler: settings, logLevel: "warning")
+        let daemon = StrataDaemon(configuration: configuration, source: .init(path: "(strata-bench)", overrides: .init()), logger: logger)
+        let group = ServiceGroup(services: [daemon], gracefulShutdownSignals: [], logger: logger)
+        let service = Task { try await group.run() }
+        defer { service.cancel() }
+        let client = BenchAdmin(socket: admin)
+        try await client.waitUntilServing()
+        let started = ContinuousClock.now
+
+        var run = Run()
+        let load = BenchClients(socket: data, count: clients, interval: .milliseconds(interval))
+        var seenPauses = Set<String>()
+        while run.cycles < (cycles ?? maxCycles) {
+            run.cycles += 1
+            run.loadStarts.append(Date())
+            let phase = Task { await load.run(for: .milliseconds(Int64(loadSeconds * 1000))) }
+            if run.cycles == 1 {
+                try await Task.sleep(for: .milliseconds(300))
+                _ = try await client.call("SetSetting", ["key": "idle_after", "value": .string(idleAfter)])
+            }
+            await phase.value
+            if cycles == nil {
+                let status = try await client.call("Status")["scheduler"]?["stats"]
+                for pause in status?["recentPauses"]?.arrayValue ?? [] {
+                    guard let at = pause["at"]?.stringValue, seenPauses.insert(at).inserted, let date = Self.date(at) else { continue }
+                    run.pauses.append((pause["latencyMs"]?.doubleValue ?? 0, date))
+                }
+            }
+            if cycles != nil, run.cycles == cycles { break }
+            // Quiet: the scheduler's turn. Watch for the end of the work.
+            let quietEnds = ContinuousClock.now + .milliseconds(Int64(quietSeconds * 1000))
+            while ContinuousClock.now < quietEnds {
+                if cycles == nil, run.finish == nil, try await client.pendingTasks() == 0 {
+                    run.finish = ContinuousClock.now - started
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if run.finish != nil { break }
+            if cycles == nil { progress.say("cycle \(run.cycles): \(try await client.rowsDone()) rows done") }
+        }
+        let (latency, maxMicroseconds, errors) = load.results()
+        if trace {
+            FileHandle.standardError.write(Data("strata-bench: load phases (\(cycles == nil ? "scheduler on" : "no deferred work")):\n\(load.phaseSummaries().joined(separator: "\n"))\n".utf8))
+            let lines = load.slowestRequests(30).map { String(format: "  %8.2f ms at %7.1f ms into load phase %d", $0.latencyMs, $0.intoPhaseMs, $0.phase) }
+            FileHandle.standardError.write(Data("strata-bench: slowest requests (\(cycles == nil ? "scheduler on" : "no deferred work")):\n\(lines.joined(separator: "\n"))\n".utf8))
+        }
+        run.latency = latency
+        run.maxMicroseconds = maxMicroseconds
+        run.errors = errors
+        if let stats = try await client.call("Status")["scheduler"]?["stats"] {
+            run.workSeconds = stats["workSeconds"]?.doubleValue ?? 0
+            run.delaySeconds = stats["delaySeconds"]?.doubleValue ?? 0
+            run.rowsProcessed = stats["rowsProcessed"]?.intValue ?? 0
+            run.batches = stats["batches"]?.intValue ?? 0
+        }
+        await group.triggerGracefulShutdown()
+        _ = try? await service.value
+        return run
+    }
+
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+}
+
+/// The admin socket, for the benchmark.
+struct BenchAdmin {
+    let socket: String
+
+    func call(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+        try await VarlinkClient.withConnection(to: socket) { try await $0.call("io.strata.Admin.\(method)", parameters) }
+    }
+
+    func waitUntilServing() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if (try? await call("Status")) != nil { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw BenchError("stratad did not start serving \(socket)")
+    }
+
+    private func tasks() async throws -> [JSONValue] {
+        try await call("Pending", ["store": "bench"])["stores"]?.arrayValue?.first?["tasks"]?.arrayValue ?? []
+    }
+
+    func pendingTasks() async throws -> Int { try await tasks().count }
+    func rowsDone() async throws -> Int64 { try await tasks().reduce(0) { $0 + ($1["rowsDone"]?.intValue ?? 0) } }
+}
+
+/// Clients inserting items through the data socket, each on its own connection, recording
+/// every call's latency.
+final class BenchClients: Sendable {
+    private let socket: String
+    private let count: Int
+    private let interval: Duration
+    private let recorded = Mutex<(latency: LatencyRecorder, maxMicroseconds: Double, errors: Int, sequence: Int)>((LatencyRecorder(), 0, 0, 0))
+    /// The slowest requests: (latency ms, ms into the load phase, phase number).
+    private let slowest = Mutex<[(Double, Double, Int)]>([])
+    /// Per load phase: its latencies (for --trace).
+    private let perPhase = Mutex<[Int: LatencyRecorder]>([:])
+    private let phases = Mutex(0)
+
+    init(socket: String, count: Int, interval: Duration) {
+        self.socket = socket
+        self.count = count
+        self.interval = interval
+    }
+
+    /// One load phase.
+    func run(for duration: Duration) async {
+        let begins = ContinuousClock.now
+        let ends = begins + duration
+        let phase = phases.withLock { $0 += 1; return $0 }
+        await withTaskGroup(of: Void.self) { group in
+            for client in 0..<count {
+                group.addTask {
+                    do {
+                        try await VarlinkClient.withConnection(to: self.socket) { connection in
+                            let clock = ContinuousClock()
+                            while clock.now < ends {
+                                let n = self.recorded.withLock { $0.sequence += 1; return $0.sequence }
+                                let start = clock.now
+                                _ = try await connection.call("io.strata.Store.Insert", [
+                                    "store": "bench", "entity": "Item",
+                                    "values": ["name": .string("client \(client) #\(n)"), "payload": "client write", "rank": .int(Int64(n % 1000))],
+                                ])
+                                let took = clock.now - start
+                                self.recorded.withLock {
+                                    $0.latency.record(took)
+                                    $0.maxMicroseconds = max($0.maxMicroseconds, took.milliseconds * 1000)
+                                }
+                                self.perPhase.withLock { $0[phase, default: LatencyRecorder()].record(took) }
+                                self.slowest.withLock { slowest in
+                                    slowest.append((took.milliseconds, (start - begins).milliseconds, phase))
+                                    if slowest.count > 400 {
+                                        slowest.sort { $0.0 > $1.0 }
+                                        slowest.removeLast(slowest.count - 40)
+                                    }
+                                }
+                                if self.interval > .zero { try await Task.sleep(for: self.interval) }
+                            }
+                        }
+                    } catch {
+                        self.recorded.withLock { $0.errors += 1 }
+                        FileHandle.standardError.write(Data("strata-bench: client \(client) failed: \(error)\n".utf8))
+                    }
+                }
+            }
+        }
+    }
+
+    /// p50 / p99 / count of each load phase, in order.
+    func phaseSummaries() -> [String] {
+        perPhase.withLock { phases in
+            phases.keys.sorted().map { key in
+                let r = phases[key]!
+                return String(format: "  phase %3d: p50 %6.2f ms  p99 %6.2f ms  n %5d", key, r.p50Microseconds / 1000, r.p99Microseconds / 1000, r.count)
+            }
+        }
+    }
+
+    /// The slowest requests, slowest first.
+    func slowestRequests(_ count: Int) -> [(latencyMs: Double, intoPhaseMs: Double, phase: Int)] {
+        slowest.withLock { Array($0.sorted { $0.0 > $1.0 }.prefix(count)) }.map { ($0.0, $0.1, $0.2) }
+    }
+
+    func results() -> (LatencyRecorder, Double, Int) {
+        recorded.withLock { ($0.latency, $0.maxMicroseconds, $0.errors) }
+    }
+}
+
+/// The benchmark's model: version 1 → 2 drops an attribute (a table rewrite) and adds an index.
+enum BenchModel {
+    static let v1 = """
+        version: Bench 1
+        entities:
+          - name: Item
+            attributes:
+              - {name: name, type: string}
+              - {name: payload, type: string}
+              - {name: rank, type: int64}
+              - {name: legacyNote, type: string}
+        """
+    static let v2 = """
+        version: Bench 2
+        entities:
+          - name: Item
+            attributes:
+              - {name: name, type: string}
+              - {name: payload, type: string}
+              - {name: rank, type: int64}
+            indexes:
+              - name: byRank
+                elements: [rank]
+        """
+
+    static func write(in directory: URL) throws -> URL {
+        let models = directory.appending(path: "models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try v1.write(to: models.appending(path: "Bench 1.yaml"), atomically: true, encoding: .utf8)
+        try v2.write(to: models.appending(path: "Bench 2.yaml"), atomically: true, encoding: .utf8)
+        try "current: Bench 2\nversions:\n  - Bench 1.yaml\n  - Bench 2.yaml\n".write(to: models.appending(path: "versions.yaml"), atomically: true, encoding: .utf8)
+        return models
+    }
+
+    static func seed(at url: URL, models: URL, rows: Int, logger: Logger) throws {
+        let directory = try ModelDirectory(url: models)
+        let store = try PersistentStore.open(at: url, model: directory.version(named: "Bench 1")!, options: StoreOptions(logger: logger))
+        try store.database.write { db in
+            let item = try db.makeStatement(sql: "INSERT INTO Item(_pk, name, payload, rank, legacyNote) VALUES (?, ?, ?, ?, ?)")
+            let payload = String(repeating: "strata-payload-", count: 12)
+            for i in 1...rows { try item.execute(arguments: [i, "item \(i)", payload + String(i), i % 1000, "legacy note \(i)"]) }
+        }
+        try store.checkpoint()
+        try store.close()
+    }
+
+    /// Migrates a copy to version 2 with the cleanup done at open: no deferred work left.
+    static func migrateNow(_ url: URL, models: URL, logger: Logger) throws {
+        let directory = try ModelDirectory(url: models)
+        var migration = MigrationOptions.immediate
+        migration.knownVersions = directory.versions
+        let store = try PersistentStore.open(at: url, model: directory.current, options: StoreOptions(migration: migration, logger: logger))
+        guard try store.pendingDeferredWork().isEmpty else { throw BenchError("the baseline store still has deferred work") }
+        try store.checkpoint()
+        try store.close()
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Logging
+import Strata
+import Testing
+@testable import StrataDaemon
+
+/// The idle scheduler on a real store with deferred work, driven tick by tick with a fake
+/// clock and fake pressure files: it starts only after `idle_after` of quiet, stops within one
+/// batch when a signal turns busy (or on pause, max runtime, the window), keeps the progress,
+/// resumes once idle again, and finishes the store.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SchedulerRunTests {
+    final class Fixture: Sendable {
+        let directory: String
+        let store: PersistentStore
+        let hosted: HostedStore
+        let root: FakeHostRoot
+        let clock = FakeSchedulerClock()
+        let scheduler: IdleScheduler
+
+        init(rows: Int, configure: (inout SchedulerSettings) throws -> Void = { _ in }) throws {
+            directory = NSTemporaryDirectory() + "strata-sched-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let models = try LoadModel.write(in: directory)
+            let path = directory + "/load.sqlite"
+            try LoadModel.seed(at: path, models: models, rows: rows)
+            store = try LoadModel.openDeferred(at: path, models: models)
+            hosted = HostedStore(configuration: StoreConfiguration(name: "load", path: path, modelDirectory: models),
+                                 store: store, modelVersion: "Load 2", state: .ready)
+            root = try FakeHostRoot()
+            var settings = SchedulerSettings()
+            try settings.set("idle_after", to: "1s")
+            try settings.set("signals", to: "requests,transactions,cpu,io,cgroup,load")
+            try settings.set("batch_budget", to: "5ms")
+            try settings.set("pause_between_batches", to: "5ms")
+            try configure(&settings)
+            var logger = Logger(label: "test.scheduler")
+            logger.logLevel = .warning
+            let gate = SchedulerGate()
+            let hosted = self.hosted
+            scheduler = IdleScheduler(settings: settings, gate: gate, runner: DeferredWorkRunner(gate: gate, logger: logger),
+                                      stores: { [hosted] }, host: HostSignals(root: root.path, cores: 2), clock: clock, logger: logger)
+        }
+
+        var rowsDone: Int64 { ((try? store.pendingDeferredWork()) ?? []).reduce(0) { $0 + $1.rowsDone } }
+        var pending: Int { ((try? store.pendingDeferredWork()) ?? []).count }
+
+        /// Waits (real time) until the scheduler has recorded `count` pauses.
+        func waitForPauses(_ count: Int) async -> SchedulerStatus {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline {
+                let status = await scheduler.status()
+                if status.statistics.pauses >= count, status.state != .running, status.workingOn == nil { return status }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return await scheduler.status()
+        }
+
+        /// Ticks with the clock moving `step` each time until the work is done.
+        func runToCompletion(step: Duration = .milliseconds(25)) async {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while pending > 0, ContinuousClock.now < deadline {
+                clock.advance(step)
+                await scheduler.tick()
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+
+        // Synchronous (GRDB picks its async overloads inside async tests).
+        func columns() throws -> [String] { try store.database.read { db in try db.columns(in: "Item").map(\.name) } }
+        func count() throws -> Int? { try store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Item") } }
+
+        func remove() {
+            try? store.close()
+            root.remove()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    @Test func startsAfterIdleAfterStopsWithinOneBatchAndResumes() async throws {
+        let f = try Fixture(rows: 150_000)
+        defer { f.remove() }
+        #expect(f.pending > 0)
+
+        // Quiet from t=0, but not for idle_after yet: nothing runs.
+        await f.scheduler.tick()
+        var status = await f.scheduler.status()
+        #expect(status.state == .waiting)
+        #expect(status.reason == "waiting: quiet for 0.0s of idle_after 1s")
+        f.clock.advance(.milliseconds(900))
+        await f.scheduler.tick()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(f.rowsDone == 0)
+        #expect(await f.scheduler.status().workingOn == nil)
+
+        // t=1s: idle, work starts.
+        f.clock.advance(.milliseconds(100))
+        await f.scheduler.tick()
+        status = await f.scheduler.status()
+        #expect(status.state == .running, "\(status.reason)")
+        #expect(status.statistics.runs == 1)
+        try await Task.sleep(for: .milliseconds(200))
+
+        // I/O pressure: stops within one batch, progress kept in the ledger.
+        f.root.set(io: 31)
+        f.clock.advance(.milliseconds(25))
+        await f.scheduler.tick()
+        status = await f.waitForPauses(1)
+        #expect(status.state == .waiting)
+        #expect(status.reason == "waiting: io pressure avg10 31% > 10%")
+        let pause = try #require(status.statistics.recentPauses.last)
+        #expect(pause.cause == "signal")
+        #expect(pause.reason == "waiting: io pressure avg10 31% > 10%")
+        #expect(pause.latencyMilliseconds < 100, "pause latency \(pause.latencyMilliseconds) ms")
+        let kept = f.rowsDone
+        #expect(kept > 0)
+        #expect(f.pending > 0)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(f.rowsDone == kept, "no batch runs while busy")
+
+        // Quiet again: waits idle_after before resuming where it stopped.
+        f.root.set(io: 1)
+        f.clock.advance(.milliseconds(500))
+        await f.scheduler.tick()
+        #expect(await f.scheduler.status().reason == "waiting: quiet for 0.0s of idle_after 1s")
+        f.clock.advance(.seconds(1))
+        await f.scheduler.tick()
+        #expect(await f.scheduler.status().state == .running)
+        try await Task.sleep(for: .milliseconds(100))
+
+        // The operator pauses: stops within one batch; resume runs again at once (the
+        // signals stayed quiet, so the wait is served).
+        status = await f.scheduler.pause(reason: "deploy")
+        #expect(status.paused)
+        status = await f.waitForPauses(2)
+        #expect(status.state == .paused)
+        #expect(status.reason == "paused: deploy")
+        #expect(status.statistics.recentPauses.last?.cause == "paused")
+        #expect((status.statistics.recentPauses.last?.latencyMilliseconds ?? 1000) < 100)
+        let whilePaused = f.rowsDone
+        f.clock.advance(.seconds(5))
+        await f.scheduler.tick()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(f.rowsDone == whilePaused)
+        _ = await f.scheduler.resume()
+        await f.scheduler.tick()
+        #expect(await f.scheduler.status().state == .running)
+        try await Task.sleep(for: .milliseconds(100))
+
+        // The daemon's own load (requests on the store) is a signal like the others.
+        for _ in 0..<30 {
+            f.hosted.load.begin(at: f.clock.now)
+            f.hosted.load.end(at: f.clock.now)
+        }
+        f.clock.advance(.milliseconds(25))
+        await f.scheduler.tick()
+        status = await f.waitForPauses(3)
+        #expect(status.reason.hasPrefix("waiting: daemon requests "), "\(status.reason)")
+        #expect(status.reason.hasSuffix("/s > 5/s (busiest store: load)"), "\(status.reason)")
+
+        // max_runtime: once used up in this window (here: the day), work stops.
+        f.clock.advance(.seconds(12))  // the requests leave the 10 s load window
+        await f.scheduler.tick()
+        f.clock.advance(.seconds(1))
+        await f.scheduler.tick()
+        #expect(await f.scheduler.status().state == .running)
+        _ = try await f.scheduler.set("max_runtime", to: "2s")
+        f.clock.advance(.seconds(3))
+        await f.scheduler.tick()
+        status = await f.waitForPauses(4)
+        #expect(status.reason == "waiting: max_runtime 2s used up in this day")
+        #expect(status.statistics.pausesByCause["max_runtime"] == 1)
+        _ = try await f.scheduler.set("max_runtime", to: "0")
+
+        // Outside the maintenance window nothing starts.
+        _ = try await f.scheduler.set("maintenance_window", to: "02:00-05:00")
+        await f.scheduler.tick()
+        status = await f.scheduler.status()
+        #expect(status.reason == "waiting: outside the maintenance window 02:00-05:00")
+        #expect(status.workingOn == nil)
+        _ = try await f.scheduler.set("maintenance_window", to: "")
+
+        // Left alone, it finishes the store.
+        await f.runToCompletion()
+        #expect(f.pending == 0)
+        try await Task.sleep(for: .milliseconds(50))
+        await f.scheduler.tick()
+        status = await f.scheduler.status()
+        #expect(status.state == .idle)
+        #expect(status.reason == "idle: no deferred work pending")
+        #expect(status.statistics.pauses == 4)
+        #expect(status.statistics.tasksFinished >= 1)
+        #expect(status.statistics.rowsProcessed >= 150_000)
+        #expect(status.statistics.workSeconds > 0)
+        #expect(status.statistics.pauseLatencyP99Milliseconds < 100)
+        #expect(try !f.columns().contains("legacyNote"))
+        #expect(try f.count() == 150_000)
+    }
+
+    @Test func disabledStartsNothingButIdleRespectingRequestsRun() async throws {
+        let f = try Fixture(rows: 2_000) { try $0.set("enabled", to: "false") }
+        defer { f.remove() }
+        await f.scheduler.tick()
+        f.clock.advance(.seconds(2))
+        await f.scheduler.tick()
+        let status = await f.scheduler.status()
+        #expect(status.state == .disabled)
+        #expect(status.reason.hasPrefix("disabled (enabled=false)"))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(f.rowsDone == 0)
+        #expect(f.pending > 0)
+        #expect(await f.scheduler.permission().allowed)
+    }
+}
