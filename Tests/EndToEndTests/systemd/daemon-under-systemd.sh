@@ -32,6 +32,8 @@ timeout 30 systemctl start stratad.service || fail "start"
 systemctl show -p StatusText stratad.service | grep -q "1 store ready" || fail "status: $(systemctl show -p StatusText stratad.service)"
 echo "CHECK ok: start returns after READY with our status"
 timeout 30 systemctl reload stratad.service || fail "reload"
+# ExecReload sends SIGHUP and returns; the unit is "reloading" until the daemon sends READY=1.
+for _ in $(seq 1 100); do [ "$(systemctl is-active stratad.service)" = active ] && break; sleep 0.1; done
 [ "$(systemctl is-active stratad.service)" = active ] || fail "not active after reload"
 echo "CHECK ok: reload"
 pid=$(systemctl show -p MainPID --value stratad.service)
