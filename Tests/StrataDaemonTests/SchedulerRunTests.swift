@@ -8,7 +8,7 @@ import Testing
 /// clock and fake pressure files: it starts only after `idle_after` of quiet, stops within one
 /// batch when a signal turns busy (or on pause, max runtime, the window), keeps the progress,
 /// resumes once idle again, and finishes the store.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct SchedulerRunTests {
     final class Fixture: Sendable {
         let directory: String
@@ -47,13 +47,24 @@ struct SchedulerRunTests {
 
         /// Waits (real time) until the scheduler has recorded `count` pauses.
         func waitForPauses(_ count: Int) async -> SchedulerStatus {
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 let status = await scheduler.status()
                 if status.statistics.pauses >= count, status.state != .running, status.workingOn == nil { return status }
                 try? await Task.sleep(for: .milliseconds(5))
             }
             return await scheduler.status()
+        }
+
+        /// Waits (real time, up to 60 s: in a parallel test run other tests may hold every
+        /// thread of the cooperative pool for long) until a batch has recorded progress.
+        func waitForProgress() async -> Bool {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if rowsDone > 0 { return true }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return false
         }
 
         /// Ticks with the clock moving `step` each time until the work is done.
@@ -99,7 +110,7 @@ struct SchedulerRunTests {
         status = await f.scheduler.status()
         #expect(status.state == .running, "\(status.reason)")
         #expect(status.statistics.runs == 1)
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await f.waitForProgress(), "no batch ran")
 
         // I/O pressure: stops within one batch, progress kept in the ledger.
         f.root.set(io: 31)

@@ -23,7 +23,8 @@ public final class DeferredWorkRunner: Sendable {
 
     let gate: SchedulerGate
     private let logger: Logger
-    private let executor: DeferredWorkThread
+    /// Where deferred work runs.
+    let executor: DeferredWorkThread
     private let background = Mutex<[UUID: Task<Void, Never>]>([:])
 
     public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {

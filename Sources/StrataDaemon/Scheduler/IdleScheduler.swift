@@ -192,7 +192,9 @@ public actor IdleScheduler: DeferredWorkScheduler {
         workStartedAt = now
         stopRequest = nil
         logger.notice("machine idle: starting deferred work", metadata: ["strata.reason": "\(verdict.reason)"])
-        work = Task { await self.workLoop() }
+        // The loop runs on the deferred-work thread too: only its short actor hops need the
+        // cooperative pool, so a busy pool cannot hold a stop (or a start) back.
+        work = Task(executorPreference: runner.executor) { await self.workLoop() }
     }
 
     private nonisolated func workLoop() async {

@@ -120,7 +120,7 @@ public struct SchedulerSettings: Sendable, Hashable {
         case "load_per_core": loadPerCore = try number(max: 1000)
         case "request_rate": requestRate = try number(max: 1_000_000)
         case "open_transactions": openTransactions = try number(max: 1_000_000)
-        case "load_window": loadWindow = try duration(min: .seconds(1), max: StoreLoad.horizon)
+        case "load_window": loadWindow = try duration(min: StoreLoad.burstWindow, max: StoreLoad.horizon)
         case "signals":
             let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map { $0.lowercased() }
             var chosen = Set<SchedulerSignal>()
