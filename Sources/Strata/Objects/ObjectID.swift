@@ -16,6 +16,12 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public var isTemporary: Bool { primaryKey < 0 }
 
+    /// Hashes the primary key only: identifiers of different entities rarely share one, and
+    /// equality still compares the entity. Keeps the identity map cheap on every fetched row.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+    }
+
     /// `Aircraft/p12` (or `Aircraft/t3` while temporary).
     public var description: String { isTemporary ? "\(entityName)/t\(-primaryKey)" : "\(entityName)/p\(primaryKey)" }
 
