@@ -130,13 +130,17 @@ struct SchedulerLoadTests {
         #expect(initial.tasks > 0, "\(daemon.log)")
         #expect(initial.rowsDone == 0)
         let loadEnds = ContinuousClock.now + .seconds(3)
+        var reasons: [String] = []
         while ContinuousClock.now < loadEnds {
             try await Task.sleep(for: .milliseconds(200))
             #expect(try await admin.pending().rowsDone == 0, "a deferred batch ran while clients wrote")
+            reasons.append(try await admin.scheduler()["reason"]?.stringValue ?? "")
         }
+        // (A loaded machine may stall the clients for a moment: then the reason is the
+        // hysteresis wait that their requests restarted.)
+        #expect(reasons.contains { $0.hasPrefix("waiting: daemon requests") }, "\(reasons)")
         let busy = try await admin.scheduler()
         #expect(busy["state"]?.stringValue == "waiting")
-        #expect(busy["reason"]?.stringValue?.contains("daemon requests") == true, "\(busy)")
         #expect(busy["stats"]?["runs"]?.intValue == 0)
         // (The configuration says 10 s, so that a slow start of the clients on a loaded
         // machine cannot let work in before them; now that they run, 1 s at run time.)

@@ -113,7 +113,9 @@ struct SchedulerRunTests {
         status = await f.scheduler.status()
         #expect(status.state == .running, "\(status.reason)")
         #expect(status.statistics.runs == 1)
-        #expect(await f.waitForProgress(), "no batch ran")
+        let progressed = await f.waitForProgress()
+        let afterStart = await f.scheduler.status()
+        #expect(progressed, "no batch ran: \(afterStart)")
 
         // I/O pressure: stops within one batch, progress kept in the ledger.
         f.root.set(io: 31)

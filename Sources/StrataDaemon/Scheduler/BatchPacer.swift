@@ -20,6 +20,7 @@ final class BatchPacer: Sendable {
     private let budget: Duration
     private let pause: Duration
     private let interrupt: (@Sendable () -> Interruption?)?
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -40,8 +41,10 @@ final class BatchPacer: Sendable {
     ///   - interrupt: a cheap check of the daemon's own load made before every batch and during
     ///     the delay (the scheduler's sampling loop may be a few tens of milliseconds away);
     ///     returns why and when (the first busy reading) when the work must stop. Closes the gate.
+    ///   - now: the clock of `deadline` (the scheduler's; tests pass a fake one).
     init(gate: SchedulerGate, forced: Bool, deadline: ContinuousClock.Instant?, budget: Duration, pause: Duration,
-         interrupt: (@Sendable () -> Interruption?)? = nil) {
+         interrupt: (@Sendable () -> Interruption?)? = nil, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+        self.now = now
         self.gate = gate
         self.forced = forced
         self.deadline = deadline
@@ -85,7 +88,7 @@ final class BatchPacer: Sendable {
             state.withLock { $0.delayed += delay }
             guard mayGoOn() else { return stop(.gate) }
         }
-        if let deadline, clock.now >= deadline { return stop(.turnOver) }
+        if let deadline, now() >= deadline { return stop(.turnOver) }
         state.withLock { $0.lastBatchStart = clock.now }
         return true
     }

@@ -38,9 +38,10 @@ public final class DeferredWorkRunner: Sendable {
     /// - Parameters:
     ///   - now: run even when the scheduler is paused or the machine busy (only shutdown stops it).
     ///   - deadline: the end of the store's turn (nil: until done or stopped).
+    ///   - clock: the clock of `deadline`.
     ///   - interrupt: checked before every batch; a reason stops the work (see ``BatchPacer``).
     public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
-                    interrupt: (@Sendable () -> Interruption?)? = nil,
+                    clock: any SchedulerClock = SystemSchedulerClock(), interrupt: (@Sendable () -> Interruption?)? = nil,
                     progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
         let name = hosted.name
         guard let store = hosted.store, hosted.state == .ready else {
@@ -51,7 +52,7 @@ public final class DeferredWorkRunner: Sendable {
         }
         defer { hosted.endFinishing() }
         let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
-                               interrupt: interrupt)
+                               interrupt: interrupt, now: { clock.now })
         let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         do {

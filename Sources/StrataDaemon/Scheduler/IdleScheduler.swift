@@ -199,7 +199,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     private nonisolated func workLoop() async {
         while let (hosted, settings, interrupt) = await nextTurn() {
-            let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn, interrupt: interrupt)
+            let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn,
+                                        clock: clock, interrupt: interrupt)
             let ended = clock.now
             guard await turnEnded(result, at: ended) else { break }
         }
@@ -249,6 +250,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
             logger.error("deferred work turn failed; the store is skipped for a minute", metadata: ["strata.store": "\(result.store)", "strata.error": "\(error)"])
         }
         workingOn = nil
+        // A turn that ended before any batch ran would only spin: let the next tick decide.
+        if let report = result.report, report.batches == 0, report.stoppedEarly { return false }
         return gate.allowsIdleWork && !result.stoppedByGate
     }
 
