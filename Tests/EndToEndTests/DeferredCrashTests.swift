@@ -87,7 +87,7 @@ struct DeferredCrashTests {
 
     @Test("SIGKILL at a crash point leaves every row and finishing completes", arguments: [
         "rewrite.start", "rewrite.mid-batch@1", "rewrite.mid-batch@3", "rewrite.between-batches@1",
-        "rewrite.between-batches@3", "rewrite.swap", "drop.mid-batch@1", "drop.mid-batch@3",
+        "rewrite.between-batches@3", "rewrite.index", "rewrite.swap", "drop.mid-batch@1", "drop.mid-batch@3",
     ])
     func killAtCrashPoint(_ point: String) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")

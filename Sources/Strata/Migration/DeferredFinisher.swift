@@ -164,6 +164,14 @@ struct DeferredFinisher {
             if done { break }
             guard await pause() else { return false }
         }
+        // Non-unique indexes: one sorted build each, in its own transaction, so that a pause
+        // or a cancellation can come between two builds (SQLite cannot interrupt one).
+        for index in store.layout.indexes where index.table == rewrite.table && !index.isUnique {
+            guard await mayContinue() else { return false }
+            try buildIndexOnShadow(index, rewrite: rewrite)
+            counters.batches += 1
+            guard await pause() else { return false }
+        }
         guard await mayContinue() else { return false }
         try swap(rewrite, keyColumn: keyColumn, state: state, id: id)
         counters.batches += 1
@@ -236,12 +244,6 @@ struct DeferredFinisher {
             try db.inTransaction {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
                 try dropTriggers(for: rewrite.table, in: db)
-                for index in store.layout.indexes where index.table == rewrite.table && !index.isUnique {
-                    try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
-                    var onShadow = index
-                    onShadow.table = rewrite.shadowTable
-                    try db.execute(sql: store.layout.createIndexSQL(onShadow))
-                }
                 var old = "_strata_old_\(rewrite.table)"
                 var n = 1
                 while try db.tableExists(old) { n += 1; old = "_strata_old_\(rewrite.table)_\(n)" }
@@ -257,6 +259,25 @@ struct DeferredFinisher {
         }
     }
 
+    /// Builds one non-unique index on the shadow (moving the same-named index off the live
+    /// table; the triggers keep it current from then on). Skipped when already built.
+    private func buildIndexOnShadow(_ index: IndexLayout, rewrite: TableRewrite) throws {
+        try store.database.writeWithoutTransaction { db in
+            try db.inTransaction {
+                let built = try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'index' AND name = ? AND tbl_name = ?",
+                                              arguments: [index.name, rewrite.shadowTable]) ?? false
+                if !built {
+                    try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
+                    var onShadow = index
+                    onShadow.table = rewrite.shadowTable
+                    try db.execute(sql: store.layout.createIndexSQL(onShadow))
+                    FaultInjection.point("rewrite.index")
+                }
+                return .commit
+            }
+        }
+    }
+
     /// Creates the shadow table with the final indexes, moves same-named indexes off the live
     /// table, and installs the capture triggers.
     private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws {
@@ -265,8 +286,8 @@ struct DeferredFinisher {
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
         // Unique indexes live on the shadow from the start: with the triggers they keep
-        // enforcing uniqueness for the live table. Other indexes are built at the swap, sorted
-        // in one pass, which costs far less than maintaining them row by row.
+        // enforcing uniqueness for the live table. Other indexes are built after the copy,
+        // sorted in one pass each, which costs far less than maintaining them row by row.
         for index in store.layout.indexes where index.table == rewrite.table && index.isUnique {
             try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
             var onShadow = index
