@@ -12,9 +12,10 @@ import GRDB
 ///   uniqueness for the live table meanwhile.
 /// - **Table drops** delete rows in batches, then drop the empty table.
 /// - **Index builds** run as one sorted `CREATE INDEX` (SQLite has no incremental index build;
-///   this is the one step that holds the write lock for longer than a batch: about half a
-///   second per million rows). A rewrite builds its table's non-unique indexes the same way,
-///   at the swap; unique indexes are on the shadow from the start.
+///   this is the one step that holds the write lock for longer than a batch: a few hundred
+///   milliseconds per index per million rows). A rewrite builds its table's non-unique
+///   indexes the same way after the copy, one transaction each; unique indexes are on the
+///   shadow from the start.
 /// - **Incremental vacuum** frees pages in batches.
 ///
 /// Every batch is one transaction that also records progress in the ledger, so a crash,
