@@ -40,11 +40,13 @@ struct DeferredFinisher {
         defer { _ = try? setCacheSize(previousCacheSize) }
         var report = FinishReport(tasksFinished: 0, tasksRemaining: 0, rowsProcessed: 0, batches: 0, seconds: 0, stoppedEarly: false)
         let counters = Counters()
-        let total = try readEntries().count
         var index = 0
         while true {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
-            guard let entry = try readEntries().first else { break }
+            // Re-read each time: a rewrite's swap adds the drop of the old rows to the ledger.
+            let entries = try readEntries()
+            guard let entry = entries.first else { break }
+            let total = index + entries.count
             guard await mayContinue() else { report.stoppedEarly = true; break }
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
