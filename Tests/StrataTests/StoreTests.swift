@@ -208,6 +208,7 @@ struct StoreTests {
         let temp = TemporaryStore()
         let bad = ObjectModel(version: "Bad", entities: [Entity("A", relationships: [Relationship("b", destination: "Missing")])])
         let error = try #require(throws: StoreError.self) { try temp.open(bad) }
+        #expect(error.code == .invalidModel)
         #expect(error.description.contains("Missing"))
         #expect(!FileManager.default.fileExists(atPath: temp.url.path))
     }

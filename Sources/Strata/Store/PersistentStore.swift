@@ -53,7 +53,7 @@ public final class PersistentStore: Sendable {
         do {
             try model.validated()
         } catch {
-            throw StoreError(.sqlite, path: path, "the model is not valid: \(error)")
+            throw StoreError(.invalidModel, path: path, "the model is not valid: \(error); fix the model before opening a store with it")
         }
         switch try StoreFile.check(path) {
         case .missing, .empty:

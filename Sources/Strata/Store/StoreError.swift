@@ -29,6 +29,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case invalidMetadata
         /// The disk (or `max_page_count`) is full.
         case full
+        /// The model given to open the store is not valid (see ``ModelError``).
+        case invalidModel
         /// Another SQLite or I/O failure.
         case sqlite
     }
