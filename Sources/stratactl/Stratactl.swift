@@ -41,6 +41,27 @@ struct Stratactl: AsyncParsableCommand {
     )
 }
 
+extension Stratactl {
+    /// Runs the command, mapping ArgumentParser's usage errors (its exit code 64) to stratactl's
+    /// documented usage status 2; everything else exits as ArgumentParser decides.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
 /// Options every command shares.
 struct OutputOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON instead of text.")

@@ -126,6 +126,8 @@ struct CLIQueryTests {
         (["--offset=-3"], "--offset must not be negative"),
         (["--arg", "red"], "--arg given without --where"),
         (["--sort", "tailNumber:sideways"], "unknown sort option"),
+        (["--limit", "abc"], "The value 'abc' is invalid for '--limit <limit>'"),
+        (["--no-such-option"], "Unknown option '--no-such-option'"),
     ])
     func badOptionValuesExit2(options: [String], message: String) throws {
         let fixture = try CLIFixture()
