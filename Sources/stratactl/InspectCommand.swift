@@ -174,7 +174,8 @@ struct StoreReport: Encodable {
                 History(at: $0.at, kind: $0.kind, fromVersion: $0.fromVersion, toVersion: $0.toVersion, toChecksum: $0.toChecksum, detail: $0.detail)
             },
             deferred: metadata.deferred.map {
-                Deferred(id: $0.id, kind: $0.kind, state: $0.state, summary: $0.summary, progress: $0.progress, createdAt: $0.createdAt)
+                Deferred(id: $0.id, kind: $0.kind.rawValue, state: $0.state.rawValue, summary: $0.summary,
+                         progress: $0.rowsTotal > 0 ? "\($0.rowsDone)/\($0.rowsTotal) rows" : nil, createdAt: $0.createdAt)
             },
             entities: entities, tables: tables, file: statistics, integrity: integrity)
     }

@@ -16,14 +16,7 @@ extension PersistentStore {
 
     /// Reads a store file's pending deferred work without opening it for writing.
     public static func pendingDeferredWork(at url: URL) throws(StoreError) -> [DeferredTask] {
-        _ = try metadata(at: url)
-        do {
-            let queue = try DatabaseQueue(path: sqlitePath(url.path, readOnly: true), configuration: connectionConfiguration(readOnly: true, busyTimeout: 5))
-            defer { try? queue.close() }
-            return try queue.read { db in try DeferredLedger.pendingTasks(in: db) }
-        } catch {
-            throw StoreError.from(error, path: url.path, while: "reading the deferred ledger")
-        }
+        try metadata(at: url).deferred
     }
 
     /// Finishes deferred migration work online: table rewrites copy rows in small

@@ -156,7 +156,6 @@ extension ObjectContext {
     }
 
     func validationPlan(for entityName: String) -> ValidationPlan {
-        if let cached = validationPlans[entityName] { return cached }
         var plan = ValidationPlan()
         plan.requiredAttributes = model.allAttributes(of: entityName).filter { !$0.isOptional }.map(\.name)
         for composite in model.allComposites(of: entityName) {
@@ -166,7 +165,6 @@ extension ObjectContext {
             let required = composite.leaves.filter { !$0.attribute.isOptional }.map { ([composite.name] + $0.path).joined(separator: ".") }
             if !required.isEmpty { plan.requiredCompositeLeaves.append((composite.name, required)) }
         }
-        validationPlans[entityName] = plan
         return plan
     }
 

@@ -47,8 +47,6 @@ public final class ObjectContext {
     /// Objects deleted since the last save, in deletion order.
     var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
-    /// Per-entity validation plans, computed once.
-    var validationPlans: [String: ValidationPlan] = [:]
     var entityInfos: [String: EntityInfo] = [:]
 
     /// The shared description of an entity (cached), or nil when the model has no such entity.

@@ -24,7 +24,7 @@ public struct StoreMetadata: Sendable, Hashable {
     public var createdAt: Date
     public var history: [HistoryEntry]
     /// Pending deferred work (the ledger); empty when no cleanup is pending.
-    public var deferred: [DeferredEntry]
+    public var deferred: [DeferredTask]
 
     /// One migration or creation event.
     public struct HistoryEntry: Sendable, Hashable, Codable {
@@ -36,17 +36,6 @@ public struct StoreMetadata: Sendable, Hashable {
         public var toVersion: String
         public var toChecksum: String
         public var detail: String
-    }
-
-    /// One pending task of the deferred ledger (see the migration docs).
-    public struct DeferredEntry: Sendable, Hashable {
-        public var id: Int64
-        public var kind: String
-        public var summary: String
-        public var state: String
-        public var payload: String
-        public var progress: String?
-        public var createdAt: Date
     }
 
     /// Whether the store was written with exactly this model's storage layout.
@@ -167,19 +156,10 @@ enum MetadataSchema {
                                        fromChecksum: row["fromChecksum"], toVersion: row["toVersion"], toChecksum: row["toChecksum"],
                                        detail: row["detail"])
         }
-        let deferred = try readDeferred(from: db)
+        let deferred = try DeferredLedger.pendingTasks(in: db)
         return StoreMetadata(
             formatVersion: format, storeIdentifier: try require("storeIdentifier"), modelVersion: try require("modelVersion"),
             modelChecksum: try require("modelChecksum"), entityHashes: hashes, model: model,
             createdAt: Date(timeIntervalSince1970: Double(try require("createdAt")) ?? 0), history: history, deferred: deferred)
-    }
-
-    static func readDeferred(from db: Database) throws -> [StoreMetadata.DeferredEntry] {
-        guard try db.tableExists(deferredTable) else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM \(deferredTable) WHERE state != 'done' ORDER BY id").map { row in
-            StoreMetadata.DeferredEntry(id: row["id"], kind: row["kind"], summary: row["summary"], state: row["state"],
-                                        payload: row["payload"], progress: row["progress"],
-                                        createdAt: Date(timeIntervalSince1970: row["createdAt"]))
-        }
     }
 }
