@@ -10,7 +10,7 @@ import Glibc
 struct PythonClientTests {
     @Test func pythonVarlinkClientCallsBothInterfaces() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/env"),
-              (try? runCommand("/usr/bin/env", ["python3", "-c", "import varlink"]))?.status == 0 else {
+              (try? runCommand("/usr/bin/env", ["python3", "-c", "import varlink; varlink.Client"]))?.status == 0 else {
             print("SKIPPED pythonVarlinkClientCallsBothInterfaces: python3 with the varlink package is not available (pip install varlink)")
             return
         }
