@@ -16,9 +16,17 @@ enum DeferredLedger {
     struct Progress: Codable {
         /// Last primary key (or rowid) copied or deleted.
         var lastKey: Int64?
+        /// Rows copied or deleted so far (pages for a backup).
         var rowsDone: Int64
-        /// Whether the shadow table and triggers exist (rewrites).
+        /// Whether the shadow or side table and its triggers exist (rewrites, index builds
+        /// and drops).
         var started: Bool
+        /// Rewrites: the temporary name of each final index on the shadow table (final → temporary).
+        var shadowIndexes: [String: String]? = nil
+        /// Index builds and drops: the side table holding the indexed columns by rowid.
+        var sideTable: String? = nil
+        /// Index builds: the temporary name of the index on the side table.
+        var sideIndex: String? = nil
     }
 
     static func pendingTasks(in db: Database) throws -> [DeferredTask] {
@@ -33,8 +41,9 @@ enum DeferredLedger {
 
     static func entries(in db: Database) throws -> [Entry] {
         guard try db.tableExists(table) else { return [] }
-        // Reclaiming pages comes last, after every drop (including those added by swaps).
-        return try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE state != 'done' ORDER BY kind = 'incrementalVacuum', id").map { row in
+        // A backup comes first, before anything is destroyed; reclaiming pages comes last,
+        // after every drop (including those added by swaps).
+        return try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE state != 'done' ORDER BY kind != 'backup', kind = 'incrementalVacuum', id").map { row in
             let payload = try JSONDecoder().decode(Payload.self, from: Data((row["payload"] as String).utf8))
             let progress = (row["progress"] as String?).flatMap { try? JSONDecoder().decode(Progress.self, from: Data($0.utf8)) }
                 ?? Progress(lastKey: nil, rowsDone: 0, started: false)
@@ -62,7 +71,17 @@ enum DeferredLedger {
         try db.execute(sql: "DELETE FROM \(table) WHERE id = ?", arguments: [id])
     }
 
+    /// Removes every task except pending backups: the ledger is recomputed after each
+    /// migration, and a backup not taken yet still precedes any cleanup.
     static func removeAll(in db: Database) throws {
-        try db.execute(sql: "DELETE FROM \(table)")
+        try db.execute(sql: "DELETE FROM \(table) WHERE kind != 'backup'")
+    }
+
+    /// Records an online backup of the store to `destination`, to run before any other task.
+    static func appendBackup(to destination: URL, reason: String, in db: Database) throws {
+        let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+        let summary = "back up the store to \(destination.path) (online, before cleanup destroys anything; \(reason))"
+        try append(MigrationOperation(.backup(destination: destination.path), deferrable: true, summary: summary),
+                   kind: .backup, summary: summary, rowsTotal: pages, in: db)
     }
 }

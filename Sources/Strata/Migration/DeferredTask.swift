@@ -14,6 +14,8 @@ public struct DeferredTask: Sendable, Hashable, Codable {
         case dropIndex
         /// Reclaim free pages.
         case incrementalVacuum
+        /// Copy the store to a backup file (online, before any other task destroys data).
+        case backup
     }
 
     public enum State: String, Sendable, Hashable, Codable {
@@ -29,9 +31,9 @@ public struct DeferredTask: Sendable, Hashable, Codable {
     /// What the task does and why: "rewrite table Aircraft: drop column photo (attribute removed in Aircraft 2)".
     public var summary: String
     public var state: State
-    /// Rows processed so far (table rewrites and drops).
+    /// Rows processed so far (table rewrites, drops, index builds); pages copied for a backup.
     public var rowsDone: Int64
-    /// Rows to process, estimated when the task was recorded.
+    /// Rows to process, estimated when the task was recorded (pages for a backup).
     public var rowsTotal: Int64
     public var createdAt: Date
 

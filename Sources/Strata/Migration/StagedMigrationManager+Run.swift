@@ -108,7 +108,7 @@ struct StagedMigrationRunner {
                     progress?(StagedMigrationProgress(phase: .cleaningUp, stage: last.stage, stageCount: stageCount, stageLabel: last.stageLabel,
                                                       hop: hops.count, hopCount: hops.count, fromVersion: last.source.version,
                                                       toVersion: last.destination.version, rowsTouched: 0, rowsWritten: 0))
-                    try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: last.destination))
+                    try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: last.destination), storePath: path)
                 }
                 report.pendingDeferredTasks = try DeferredLedger.pendingTasks(in: db).count
                 _ = try? db.checkpoint(.passive)

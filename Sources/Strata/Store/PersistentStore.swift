@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// An open Strata store: an SQLite file in WAL mode laid out for one model version.
 ///
@@ -26,6 +27,8 @@ public final class PersistentStore: Sendable {
     public let identifier: String
     /// The GRDB connection pool: one writer, concurrent readers (WAL).
     public let database: DatabasePool
+    /// An online backup paused between two runs of the deferred work (see ``OnlineBackup``).
+    let backupInProgress = Mutex<OnlineBackup?>(nil)
 
     var path: String { url.path }
     var logger: Logger {
@@ -229,6 +232,11 @@ public final class PersistentStore: Sendable {
 
     /// Closes every connection. The store must not be used afterwards.
     public func close() throws(StoreError) {
+        // A paused online backup reads through the writer connection: abandon it first (the
+        // ledger keeps the task; the next run starts the copy over).
+        if let backup = backupInProgress.withLock({ slot -> OnlineBackup? in defer { slot = nil }; return slot }) {
+            _ = try? database.writeWithoutTransaction { _ in backup.abort() }
+        }
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }

@@ -43,13 +43,31 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Earlier model versions, used to find the store's version by checksum when the store's
     /// embedded model is not enough (e.g. staged chains).
     public var knownVersions: [ObjectModel]
+    /// Where to write a backup of the store when a migration at open changes it (nil: none).
+    ///
+    /// The backup is a consistent copy written with SQLite's online backup API (one file, no
+    /// `-wal`), taken **before anything is destroyed**:
+    ///
+    /// - when the migration's synchronous part destroys data (rows of removed entities,
+    ///   values overwritten; see ``MigrationOperation/destroysData``) or cleanup is not
+    ///   deferred, the copy is written before the migration, and `open` takes time
+    ///   proportional to the store's size;
+    /// - otherwise the old data stay in the store until the deferred cleanup runs, so `open`
+    ///   returns at once and the copy is the first task of the deferred ledger
+    ///   (``DeferredTask/Kind/backup``): taken online, a few pages per batch, before any
+    ///   other task runs. It holds every row and value the store had before the migration,
+    ///   in the new model's shape with the old columns and tables still there.
+    ///
+    /// The file must not exist; it appears (renamed from `destination.partial`) only once complete.
+    public var backup: URL?
 
     public init(migrateAutomatically: Bool = true, inferAutomatically: Bool = true, deferCleanup: Bool = false,
-                knownVersions: [ObjectModel] = []) {
+                knownVersions: [ObjectModel] = [], backup: URL? = nil) {
         self.migrateAutomatically = migrateAutomatically
         self.inferAutomatically = inferAutomatically
         self.deferCleanup = deferCleanup
         self.knownVersions = knownVersions
+        self.backup = backup
     }
 
     /// Lightweight migration with cleanup deferred: the store is usable in milliseconds.

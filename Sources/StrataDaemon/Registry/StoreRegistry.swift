@@ -134,12 +134,14 @@ public actor StoreRegistry {
             model = directory.current
         }
         let url = URL(fileURLWithPath: configuration.path)
-        if configuration.backupBeforeMigration, FileManager.default.fileExists(atPath: url.path),
-           let metadata = try? PersistentStore.metadata(at: url), metadata.modelChecksum != model.checksum {
-            backUp(url, logger: logger)
-        }
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
         migration.knownVersions = directory.versions
+        if configuration.backupBeforeMigration {
+            // Used only when the open migrates: before the migration when its synchronous part
+            // destroys data (or cleanup is not deferred), otherwise online as the first deferred
+            // task, before any cleanup destroys anything (MigrationOptions.backup).
+            migration.backup = Self.backupURL(for: url)
+        }
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
                                    migration: migration, logger: logger)
         do {
@@ -153,19 +155,15 @@ public actor StoreRegistry {
         }
     }
 
-    /// Copies the store file (and its WAL) aside before a migration at open.
-    private static func backUp(_ url: URL, logger: Logger) {
+    /// `PATH.pre-migration-TIME` (a free name).
+    static func backupURL(for url: URL) -> URL {
         let stamp = Int(Date().timeIntervalSince1970)
-        for suffix in ["", "-wal"] {
-            let source = url.path + suffix
-            guard FileManager.default.fileExists(atPath: source) else { continue }
-            let destination = "\(url.path).pre-migration-\(stamp)\(suffix.isEmpty ? "" : suffix)"
-            do {
-                try FileManager.default.copyItem(atPath: source, toPath: destination)
-                logger.notice("backed up the store before migrating", metadata: ["strata.backup": "\(destination)"])
-            } catch {
-                logger.warning("could not back up the store before migrating", metadata: ["strata.error": "\(error)"])
-            }
+        var candidate = URL(fileURLWithPath: "\(url.path).pre-migration-\(stamp)")
+        var n = 1
+        while FileManager.default.fileExists(atPath: candidate.path) || FileManager.default.fileExists(atPath: candidate.path + ".partial") {
+            n += 1
+            candidate = URL(fileURLWithPath: "\(url.path).pre-migration-\(stamp)-\(n)")
         }
+        return candidate
     }
 }

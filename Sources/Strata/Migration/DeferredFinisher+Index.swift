@@ -1,0 +1,269 @@
+import Foundation
+import GRDB
+
+extension DeferredFinisher {
+    /// A table's rows mirrored into a side table, by rowid: the columns an index covers, with
+    /// the table's declared types (so that values compare and encode exactly alike), and the
+    /// table's rowid as its `INTEGER PRIMARY KEY` — under the name of the table's own rowid
+    /// alias (`_pk`) when it has one, so that an index naming it reads the same values.
+    struct SideTable {
+        var name: String
+        var table: String
+        /// The side table's `INTEGER PRIMARY KEY`: the table's rowid.
+        var rowidColumn: String
+        /// The covered columns (never the rowid alias).
+        var columns: [String]
+
+        init(name: String, table: String, rowidAlias: String?, columns: [String]) {
+            self.name = name
+            self.table = table
+            self.rowidColumn = rowidAlias ?? "_strata_rowid"
+            self.columns = columns.filter { $0 != rowidAlias }
+        }
+
+        func createSQL(types: [String: String]) -> String {
+            let definitions = [quoteIdentifier(rowidColumn) + " INTEGER PRIMARY KEY"]
+                + columns.map { "\(quoteIdentifier($0)) \(types[$0] ?? "")".trimmingCharacters(in: .whitespaces) }
+            return "CREATE TABLE \(quoteIdentifier(name)) (\(definitions.joined(separator: ", ")))"
+        }
+
+        var triggerPrefix: String { "_strata_rw_\(name)_" }
+
+        /// Triggers on the table that keep the side table equal to it (this process or any
+        /// other). Only updates of the covered columns or of the rowid alias change it.
+        func triggerSQL(rowidAlias: String?) -> [String] {
+            let t = quoteIdentifier(table), s = quoteIdentifier(name), rid = quoteIdentifier(rowidColumn)
+            let names = ([rowidColumn] + columns).map(quoteIdentifier).joined(separator: ", ")
+            let values = (["NEW.rowid"] + columns.map { "NEW.\(quoteIdentifier($0))" }).joined(separator: ", ")
+            let updates = columns.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }
+            let upsert = "INSERT INTO \(s) (\(names)) VALUES (\(values)) ON CONFLICT(\(rid)) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))") + ";"
+            let watched = (columns + (rowidAlias.map { [$0] } ?? [])).map(quoteIdentifier).joined(separator: ", ")
+            return [
+                "CREATE TRIGGER \(quoteIdentifier(triggerPrefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END",
+                "CREATE TRIGGER \(quoteIdentifier(triggerPrefix + "upd")) AFTER UPDATE OF \(watched) ON \(t) BEGIN DELETE FROM \(s) WHERE \(rid) = OLD.rowid; \(upsert) END",
+                "CREATE TRIGGER \(quoteIdentifier(triggerPrefix + "del")) AFTER DELETE ON \(t) BEGIN DELETE FROM \(s) WHERE \(rid) = OLD.rowid; END",
+            ]
+        }
+
+        /// Copies the table's rows with rowid in (`after`, `upTo`] (nil: to the end).
+        func copySQL(upTo: Bool) -> String {
+            let names = ([rowidColumn] + columns).map(quoteIdentifier).joined(separator: ", ")
+            let values = (["rowid"] + columns.map(quoteIdentifier)).joined(separator: ", ")
+            return "INSERT OR IGNORE INTO \(quoteIdentifier(name)) (\(names)) SELECT \(values) FROM \(quoteIdentifier(table)) "
+                + "WHERE rowid > ?\(upTo ? " AND rowid <= ?" : "") ORDER BY rowid"
+        }
+    }
+
+    // MARK: - Index build
+
+    /// Builds a non-unique index in bounded steps: a side table with the index on it is filled
+    /// in rowid order, in batches, while triggers mirror every change of the table; then one
+    /// short transaction moves the index onto the table (``IndexRelocation``) and the side
+    /// table becomes a batched drop.
+    func runIndexBuild(_ step: TaskStep, _ spec: IndexSpec) async throws -> Bool {
+        var state = step.entry.progress
+        if !state.started {
+            guard let started = try beginIndexBuild(spec, step: step) else {
+                report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
+                return true
+            }
+            state = started
+        }
+        guard let sideName = state.sideTable, let sideIndex = state.sideIndex else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the ledger's progress of index build \(spec.name) names no side table")
+        }
+        let side = try readSideTable(sideName, of: spec.table)
+        guard try await copyIntoSideTable(side, state: &state, step: step, faultPrefix: "index") else { return false }
+        guard await mayContinue() else { return false }
+        try batch(step.session) { db in
+            try db.execute(sql: side.copySQL(upTo: false), arguments: [state.lastKey ?? Int64.min])
+            try dropTriggers(prefix: side.triggerPrefix, in: db)
+            if try IndexRelocation.indexTable(spec.name, in: db) == nil {
+                try IndexRelocation.relocate(index: sideIndex, to: spec.name, table: spec.table, sql: finalIndexSQL(spec), in: db)
+                try IndexRelocation.commitSchemaChange(in: db)
+            }
+            FaultInjection.point("index.finish")
+            try DeferredLedger.complete(id: step.id, in: db)
+            let summary = "drop table \(side.name) (the side table that built index \(spec.name))"
+            try DeferredLedger.append(MigrationOperation(.dropTable(side.name), deferrable: true, summary: summary),
+                                      kind: .dropTable, summary: summary, rowsTotal: state.rowsDone, in: db)
+        }
+        step.counters.batches += 1
+        report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
+        return true
+    }
+
+    /// The final `CREATE INDEX` of a build: the layout's (same text as a fresh store's).
+    private func finalIndexSQL(_ spec: IndexSpec) -> String {
+        if let index = store.layout.indexes.first(where: { $0.name == spec.name && $0.table == spec.table }) {
+            return store.layout.createIndexSQL(index)
+        }
+        return spec.sql
+    }
+
+    /// Creates the side table with the index (under a temporary name) and the triggers; nil
+    /// when the task has nothing to do (the table is gone, or the index exists).
+    private func beginIndexBuild(_ spec: IndexSpec, step: TaskStep) throws -> DeferredLedger.Progress? {
+        try batch(step.session) { db in
+            guard try db.tableExists(spec.table), try IndexRelocation.indexTable(spec.name, in: db) == nil else {
+                try DeferredLedger.complete(id: step.id, in: db)
+                return nil
+            }
+            let alias = try rowidAlias(spec.table, in: db)
+            let side = SideTable(name: try IndexRelocation.freeName("_strata_build_\(spec.name)", in: db), table: spec.table,
+                                 rowidAlias: alias, columns: spec.columns)
+            try db.execute(sql: side.createSQL(types: try declaredTypes(spec.table, in: db)))
+            let temporary = try IndexRelocation.freeName("_strata_ix_\(spec.name)", in: db)
+            let definition = finalIndexSQL(spec)
+            guard let onSide = IndexRelocation.renamedIndexSQL(definition, name: temporary, table: side.name) else {
+                throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "cannot read the definition of index \(spec.name): \(definition)")
+            }
+            try db.execute(sql: onSide)
+            for sql in side.triggerSQL(rowidAlias: alias) { try db.execute(sql: sql) }
+            var state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
+            state.sideTable = side.name
+            state.sideIndex = temporary
+            FaultInjection.point("index.start")
+            try DeferredLedger.saveProgress(state, id: step.id, in: db)
+            return state
+        }
+    }
+
+    // MARK: - Index drop
+
+    /// Drops an index in bounded steps: its table's covered columns are copied, by rowid and
+    /// in batches, into a side table without an index (triggers mirror changes); one short
+    /// transaction then moves the index onto the side table, which becomes a batched drop —
+    /// deleting its rows empties the index a batch at a time.
+    func runIndexDrop(_ step: TaskStep, name: String, table: String) async throws -> Bool {
+        var state = step.entry.progress
+        if !state.started {
+            guard let started = try beginIndexDrop(name: name, table: table, step: step) else {
+                report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
+                return true
+            }
+            state = started
+        }
+        guard let sideName = state.sideTable else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the ledger's progress of index drop \(name) names no side table")
+        }
+        let side = try readSideTable(sideName, of: table)
+        guard try await copyIntoSideTable(side, state: &state, step: step, faultPrefix: "index") else { return false }
+        guard await mayContinue() else { return false }
+        try batch(step.session) { db in
+            try db.execute(sql: side.copySQL(upTo: false), arguments: [state.lastKey ?? Int64.min])
+            try dropTriggers(prefix: side.triggerPrefix, in: db)
+            if try IndexRelocation.indexTable(name, in: db) == table {
+                let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [name]) ?? ""
+                let aside = try IndexRelocation.freeName("_strata_old_\(name)", in: db)
+                guard let moved = IndexRelocation.renamedIndexSQL(sql, name: aside, table: side.name) else {
+                    throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "cannot read the definition of index \(name): \(sql)")
+                }
+                try IndexRelocation.relocate(index: name, to: aside, table: side.name, sql: moved, in: db)
+                try IndexRelocation.commitSchemaChange(in: db)
+            }
+            FaultInjection.point("index.finish")
+            try DeferredLedger.complete(id: step.id, in: db)
+            let summary = "drop table \(side.name) (with index \(name), dropped from \(table))"
+            try DeferredLedger.append(MigrationOperation(.dropTable(side.name), deferrable: true, summary: summary),
+                                      kind: .dropTable, summary: summary, rowsTotal: state.rowsDone, in: db)
+        }
+        step.counters.batches += 1
+        report(step.entry, rowsDone: state.rowsDone, state: .done, index: step.index, of: step.total)
+        return true
+    }
+
+    /// Creates the side table (no index) and the triggers; nil when there is nothing to drop.
+    /// An index whose definition cannot be read back (not a plain `CREATE INDEX`) is dropped
+    /// in one step.
+    private func beginIndexDrop(name: String, table: String, step: TaskStep) throws -> DeferredLedger.Progress? {
+        try batch(step.session) { db in
+            guard try IndexRelocation.indexTable(name, in: db) == table else {
+                try DeferredLedger.complete(id: step.id, in: db)
+                return nil
+            }
+            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [name]) ?? ""
+            guard IndexRelocation.renamedIndexSQL(sql, name: "x", table: "y") != nil else {
+                try db.execute(sql: "DROP INDEX \(quoteIdentifier(name))")
+                try DeferredLedger.complete(id: step.id, in: db)
+                return nil
+            }
+            // The side table covers what the index reads: its key columns, or every column
+            // for an expression or partial index.
+            let keyColumns = try Row.fetchAll(db, sql: "SELECT cid, name FROM pragma_index_xinfo(?) WHERE key = 1", arguments: [name])
+            let isPartial = try Bool.fetchOne(db, sql: "SELECT partial FROM pragma_index_list(?) WHERE name = ?", arguments: [table, name]) ?? false
+            let columns: [String]
+            if isPartial || keyColumns.contains(where: { ($0["cid"] as Int) < 0 }) {
+                columns = try db.columns(in: table).map(\.name)
+            } else {
+                columns = keyColumns.map { $0["name"] as String }
+            }
+            let alias = try rowidAlias(table, in: db)
+            let side = SideTable(name: try IndexRelocation.freeName("_strata_unindex_\(name)", in: db), table: table, rowidAlias: alias, columns: columns)
+            try db.execute(sql: side.createSQL(types: try declaredTypes(table, in: db)))
+            for trigger in side.triggerSQL(rowidAlias: alias) { try db.execute(sql: trigger) }
+            var state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
+            state.sideTable = side.name
+            FaultInjection.point("index.start")
+            try DeferredLedger.saveProgress(state, id: step.id, in: db)
+            return state
+        }
+    }
+
+    // MARK: - Shared
+
+    /// Copies the table's rows into the side table in rowid order, a batch at a time; returns
+    /// false when stopped before the end.
+    private func copyIntoSideTable(_ side: SideTable, state: inout DeferredLedger.Progress, step: TaskStep, faultPrefix: String) async throws -> Bool {
+        let t = quoteIdentifier(side.table)
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            var next = state
+            let size = step.counters.batchSize
+            let done: Bool = try batch(step.session) { db in
+                let last = next.lastKey ?? Int64.min
+                guard let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1]) else {
+                    return true
+                }
+                try db.execute(sql: side.copySQL(upTo: true), arguments: [last, upper])
+                next.lastKey = upper
+                next.rowsDone += Int64(size)
+                FaultInjection.point("\(faultPrefix).mid-batch")
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+                return false
+            }
+            finishedBatch(step, started: batchStart, rows: next.rowsDone - state.rowsDone, rowsDone: next.rowsDone, done: false)
+            state = next
+            if done { return true }
+            FaultInjection.point("\(faultPrefix).between-batches")
+            guard await pause() else { return false }
+        }
+    }
+
+    private func readSideTable(_ name: String, of table: String) throws -> SideTable {
+        try store.database.read { db in try sideTable(name, of: table, in: db) }
+    }
+
+    /// The side table `name` as created for `table` (its first column is the rowid).
+    private func sideTable(_ name: String, of table: String, in db: Database) throws -> SideTable {
+        let columns = try db.columns(in: name).map(\.name)
+        guard let rowid = columns.first else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the side table \(name) of \(table) is missing")
+        }
+        var side = SideTable(name: name, table: table, rowidAlias: rowid, columns: Array(columns.dropFirst()))
+        side.rowidColumn = rowid
+        return side
+    }
+
+    /// Declared column types of a table, by column name.
+    private func declaredTypes(_ table: String, in db: Database) throws -> [String: String] {
+        Dictionary(try db.columns(in: table).map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The table's `INTEGER PRIMARY KEY` column (its rowid alias), if it has one.
+    private func rowidAlias(_ table: String, in db: Database) throws -> String? {
+        let primaryKey = try db.primaryKey(table)
+        return primaryKey.rowIDColumn
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+
+/// Renames an index, or moves it from one table to another table holding the same rows, in
+/// O(1): SQLite has no `ALTER INDEX`, and building or dropping a big index holds the write
+/// lock for time proportional to the table. What makes finishing deferred work bounded at any
+/// size is that an index's b-tree never has to be built or freed in one statement:
+///
+/// - a **table rewrite** keeps the final indexes on its shadow table under temporary names
+///   during the batched copy, and the swap gives them their final names;
+/// - an **index build** fills a side table (the indexed columns, keyed by the table's rowid)
+///   in batches, with the index on it; the index then moves onto the table;
+/// - an **index drop** fills such a side table without an index, then moves the index onto it;
+///   the side table (and the index with it) is then deleted in batches.
+///
+/// An index's b-tree holds, for each row, the indexed values followed by the rowid. A side
+/// table whose `INTEGER PRIMARY KEY` is the table's rowid and whose columns hold the same
+/// values, with the same declared types, gives its index exactly the same entries, so moving
+/// the index changes nothing on disk: only its `sqlite_master` row (name, table, SQL). That is
+/// the edit SQLite documents for `PRAGMA writable_schema` ("changes that do not affect the
+/// on-disk content"), followed by a `schema_version` increment so that every connection —
+/// this one included — reloads the schema before its next statement. `PRAGMA integrity_check`
+/// checks each index against its table's rows; the test suite runs it after every change kind.
+enum IndexRelocation {
+    /// Renames the index `name` to `newName`, on `table`, with `sql` as its definition. `sql`
+    /// must describe the same b-tree (same columns, order, uniqueness) on `table`, whose rows
+    /// must be those the index was built from. Runs inside the caller's transaction; call
+    /// ``commitSchemaChange(in:)`` after the last edit.
+    static func relocate(index name: String, to newName: String, table: String, sql: String, in db: Database) throws {
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        defer { try? db.execute(sql: "PRAGMA writable_schema = OFF") }
+        // A new row rather than an update: SQLite loads the schema in rowid order, and an
+        // index must come after its table.
+        try db.execute(sql: """
+            INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql)
+            SELECT 'index', ?, ?, rootpage, ? FROM sqlite_master WHERE type = 'index' AND name = ?
+            """, arguments: [newName, table, sql, name])
+        guard db.changesCount == 1 else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "index \(name) to relocate as \(newName) was not found")
+        }
+        try db.execute(sql: "DELETE FROM sqlite_master WHERE type = 'index' AND name = ? AND rowid < (SELECT max(rowid) FROM sqlite_master)", arguments: [name])
+        if try db.tableExists("sqlite_stat1") {
+            try db.execute(sql: "DELETE FROM sqlite_stat1 WHERE idx IN (?, ?)", arguments: [name, newName])
+        }
+    }
+
+    /// Increments the schema cookie after ``relocate(index:to:table:sql:in:)``: every
+    /// connection reloads the schema (this one at its next statement, in the same transaction).
+    static func commitSchemaChange(in db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+        db.clearSchemaCache()
+    }
+
+    /// `base`, or `base_2`, `base_3`… : the first name no table, index or trigger has.
+    static func freeName(_ base: String, in db: Database) throws -> String {
+        var candidate = base
+        var n = 1
+        while try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE name = ?", arguments: [candidate]) ?? false {
+            n += 1
+            candidate = "\(base)_\(n)"
+        }
+        return candidate
+    }
+
+    /// Whether an index named `name` exists, and on which table.
+    static func indexTable(_ name: String, in db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [name])
+    }
+
+    // MARK: - Index definitions
+
+    /// The `CREATE INDEX` statement of an existing index with its name and table replaced:
+    /// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON table <rest>` becomes
+    /// `CREATE [UNIQUE] INDEX "newName" ON "newTable" <rest>`. Nil when the statement does not
+    /// have that shape (the caller then falls back to a one-step drop).
+    static func renamedIndexSQL(_ sql: String, name newName: String, table newTable: String) -> String? {
+        var scanner = SQLTokenScanner(sql)
+        guard scanner.keyword("CREATE") else { return nil }
+        let unique = scanner.keyword("UNIQUE")
+        guard scanner.keyword("INDEX") else { return nil }
+        if scanner.keyword("IF") {
+            guard scanner.keyword("NOT"), scanner.keyword("EXISTS") else { return nil }
+        }
+        guard scanner.identifier() != nil, scanner.keyword("ON"), scanner.identifier() != nil else { return nil }
+        let rest = scanner.remainder
+        guard rest.hasPrefix("(") else { return nil }
+        return "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoteIdentifier(newName)) ON \(quoteIdentifier(newTable)) \(rest)"
+    }
+}
+
+/// A minimal scanner over the head of a `CREATE INDEX` statement: keywords and identifiers
+/// (bare, `"quoted"`, `` `quoted` `` or `[quoted]`), skipping whitespace.
+struct SQLTokenScanner {
+    private let characters: [Character]
+    private var position = 0
+
+    init(_ text: String) { characters = Array(text) }
+
+    var remainder: String {
+        var p = position
+        while p < characters.count, characters[p].isWhitespace { p += 1 }
+        return String(characters[p...])
+    }
+
+    private mutating func skipSpace() {
+        while position < characters.count, characters[position].isWhitespace { position += 1 }
+    }
+
+    /// Consumes `word` (case-insensitive) when it is the next token.
+    mutating func keyword(_ word: String) -> Bool {
+        skipSpace()
+        let end = position + word.count
+        guard end <= characters.count, String(characters[position..<end]).uppercased() == word else { return false }
+        if end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" { return false }
+        position = end
+        return true
+    }
+
+    /// Consumes the next identifier; returns it unquoted.
+    mutating func identifier() -> String? {
+        skipSpace()
+        guard position < characters.count else { return nil }
+        let first = characters[position]
+        let closing: Character? = first == "\"" ? "\"" : first == "`" ? "`" : first == "[" ? "]" : nil
+        if let closing {
+            var result = ""
+            var p = position + 1
+            while p < characters.count {
+                if characters[p] == closing {
+                    if closing != "]", p + 1 < characters.count, characters[p + 1] == closing {
+                        result.append(closing)
+                        p += 2
+                        continue
+                    }
+                    position = p + 1
+                    return result
+                }
+                result.append(characters[p])
+                p += 1
+            }
+            return nil
+        }
+        var p = position
+        while p < characters.count, characters[p].isLetter || characters[p].isNumber || characters[p] == "_" || characters[p] == "$" { p += 1 }
+        guard p > position else { return nil }
+        defer { position = p }
+        return String(characters[position..<p])
+    }
+}
