@@ -14,7 +14,7 @@ extension DeferredFinisher {
             try adoptExistingBackup(step, destination: destination)
             return true
         }
-        step.counters.batchSize = 256   // pages
+        step.counters.batchSize = 32   // pages; grows with the budget
         var backup = try resumeOrStartBackup(destination: destination, mode: .writer)
         var sinceSync = 0
         var restarts = backup.restarts
