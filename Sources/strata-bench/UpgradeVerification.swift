@@ -58,7 +58,9 @@ struct UpgradeVerification {
     static func fresh(in directory: URL) throws -> [String] {
         let url = directory.appending(path: "fresh-\(UUID().uuidString.prefix(6)).sqlite")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
-        let store = try PersistentStore.open(at: url, model: DeferralBenchmark.v2)
+        var logger = Logger(label: "io.strata.bench")
+        logger.logLevel = .warning
+        let store = try PersistentStore.open(at: url, model: DeferralBenchmark.v2, options: StoreOptions(logger: logger))
         defer { try? store.close() }
         return try store.database.read { db in try SchemaSnapshot.of(db) }
     }
