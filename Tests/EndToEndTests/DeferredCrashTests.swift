@@ -27,7 +27,7 @@ struct DeferredCrashTests {
     /// Adds an index and removes another, without a rewrite: an index drop and an index build.
     static let indexed = ObjectModel(version: "indexed 1", entities: [
         Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64), Attribute("score", .double)],
-               indexes: [Index("byName", keyPaths: ["name"])]),
+               indexes: [Index("byName", keyPaths: ["name"]), Index("byScore", keyPaths: ["score"])]),
     ])
     static let reindexed = ObjectModel(version: "indexed 2", entities: [
         Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64), Attribute("score", .double)],
@@ -38,7 +38,8 @@ struct DeferredCrashTests {
     enum Fixture: String, CaseIterable, Sendable {
         /// A table rewrite (with a unique and a new index), a table drop, a vacuum.
         case rewrite
-        /// An index drop and an index build (side tables), their batched drops.
+        /// Two index drops (one retired at once, one with NULL keys through a side table) and an
+        /// index build (a side table), then their batched drops.
         case indexes
         /// An online backup first, then the rewrite's tasks.
         case backup
@@ -162,9 +163,11 @@ struct DeferredCrashTests {
         (.rewrite, "rewrite.between-batches@1"), (.rewrite, "rewrite.between-batches@3"), (.rewrite, "rewrite.swap"),
         (.rewrite, "rewrite.swap-indexes"), (.rewrite, "drop.mid-batch@1"), (.rewrite, "drop.mid-batch@3"),
         (.rewrite, "vacuum.between-batches@1"),
-        (.indexes, "index.start"), (.indexes, "index.mid-batch@1"), (.indexes, "index.mid-batch@3"),
+        (.rewrite, "drop.retire"),
+        (.indexes, "index.retire"), (.indexes, "index.start"), (.indexes, "index.mid-batch@1"), (.indexes, "index.mid-batch@3"),
         (.indexes, "index.between-batches@2"), (.indexes, "index.finish"), (.indexes, "index.start@2"),
         (.indexes, "index.between-batches@9"), (.indexes, "index.finish@2"), (.indexes, "drop.mid-batch@1"),
+        (.indexes, "drop.retire"), (.indexes, "drop.mid-batch@6"),
         (.backup, "backup.mid-step@1"), (.backup, "backup.mid-step@3"), (.backup, "backup.between-steps@2"),
         (.backup, "backup.finish"),
     ]

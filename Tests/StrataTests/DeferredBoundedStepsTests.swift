@@ -23,13 +23,14 @@ struct DeferredBoundedStepsTests {
                indexes: [Index("byFlag", keyPaths: ["flag"]), Index("byRankScore", elements: [.init("rank"), .init("score", ascending: false)])]),
     ])
 
-    static func seed(_ count: Int, at url: URL) throws {
+    static func seed(_ count: Int, at url: URL, nullFlags: Bool = false) throws {
         let store = try PersistentStore.open(at: url, model: plain)
         try store.database.write { db in
             let statement = try db.makeStatement(sql: "INSERT INTO Item(_pk, name, rank, score, flag) VALUES (?, ?, ?, ?, ?)")
             for i in 1...count {
                 // NULLs, integral and fractional doubles: the index must encode them as CREATE INDEX would.
-                try statement.execute(arguments: [i, "item-\(i)", i % 7 == 0 ? nil : i % 97, i % 3 == 0 ? 2.0 : Double(i) * 0.25, i % 2 == 0])
+                try statement.execute(arguments: [i, "item-\(i)", i % 7 == 0 ? nil : i % 97, i % 3 == 0 ? 2.0 : Double(i) * 0.25,
+                                                  nullFlags && i % 11 == 0 ? nil : i % 2 == 0])
             }
         }
         try store.close()
@@ -96,13 +97,32 @@ struct DeferredBoundedStepsTests {
         try store.close()
     }
 
-    @Test("an index is dropped by moving it onto a side table, which is then deleted in batches")
-    func indexDropThroughSideTable() async throws {
+    @Test("an index without NULL keys is retired at once: it becomes a table deleted in key order")
+    func indexDropRetiredAtOnce() async throws {
         let directory = TemporaryDirectory("unindex")
         let url = directory.file("store.sqlite")
         try Self.seed(2000, at: url)
         let store = try PersistentStore.open(at: url, model: Self.reindexed, options: StoreOptions(migration: .deferred))
-        // Finish only the drop: the index leaves the table, a batched drop of the side table follows.
+        let report = try await store.finishDeferredMigrationTask(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(report.tasksFinished == 1 && report.batches == 1)
+        #expect(try Self.master(store, "Item_byFlag") == nil)
+        #expect(try Self.master(store, "_strata_retired_Item_byFlag") == "_strata_retired_Item_byFlag")
+        #expect(try store.pendingDeferredWork().map(\.kind) == [.createIndex, .dropTable])
+        // The retired index is a table with the index's entries, and the store checks out.
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM _strata_retired_Item_byFlag") == 2000)
+        #expect(try Self.integrity(store) == "ok")
+        try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(try Self.integrity(store) == "ok")
+        #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(Self.reindexed))
+        try store.close()
+    }
+
+    @Test("an index with NULL keys moves onto a side table whose rows with NULL keys go first, then is retired")
+    func indexDropThroughSideTable() async throws {
+        let directory = TemporaryDirectory("unindex")
+        let url = directory.file("store.sqlite")
+        try Self.seed(2000, at: url, nullFlags: true)
+        let store = try PersistentStore.open(at: url, model: Self.reindexed, options: StoreOptions(migration: .deferred))
         let report = try await store.finishDeferredMigrationTask(FinishOptions(batchBudget: .milliseconds(1)))
         #expect(report.tasksFinished == 1)
         #expect(try Self.master(store, "Item_byFlag") == nil)
@@ -111,9 +131,16 @@ struct DeferredBoundedStepsTests {
         #expect(pending.last?.table == "_strata_unindex_Item_byFlag")
         #expect(try Self.master(store, "_strata_old_Item_byFlag") == "_strata_unindex_Item_byFlag")
         #expect(try Self.integrity(store) == "ok")
+        // Build the new index, then drop the side table: its rows with a NULL flag first, then
+        // its index is retired (a drop task of its own), then its rows.
+        try await store.finishDeferredMigrationTask(FinishOptions(batchBudget: .milliseconds(1)))
+        try await store.finishDeferredMigrationTask(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(try store.pendingDeferredWork().map(\.table).contains("_strata_retired__strata_old_Item_byFlag"))
+        #expect(try Self.integrity(store) == "ok")
         try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1)))
         #expect(try Self.integrity(store) == "ok")
         #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(Self.reindexed))
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item WHERE flag IS NULL") == 2000 / 11)
         try store.close()
     }
 
@@ -132,6 +159,14 @@ struct DeferredBoundedStepsTests {
         #expect(try Self.master(store, "_strata_ix_\(liveUnique.name)") == "_strata_rewrite_Item")
         #expect(try Self.master(store, "_strata_ix_Item_byRank") == "_strata_rewrite_Item")
         #expect(try Self.master(store, "Item_byRank") == nil)
+        // The rewrite, then the old table: its indexes are retired first (a drop task each).
+        try await store.finishDeferredMigrationTask(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(try store.pendingDeferredWork().map(\.table) == ["_strata_old_Item", nil])
+        #expect(try Self.master(store, liveUnique.name) == "Item")
+        #expect(try Self.master(store, "_strata_old_\(liveUnique.name)") == "_strata_old_Item")
+        try await store.finishDeferredMigrationTask(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(try store.pendingDeferredWork().map(\.table) == ["_strata_retired__strata_old_\(liveUnique.name)", nil])
+        #expect(try Self.integrity(store) == "ok")
         try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1)))
         #expect(try Self.integrity(store) == "ok")
         #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))

@@ -131,13 +131,18 @@ extension DeferredFinisher {
 
     // MARK: - Index drop
 
-    /// Drops an index in bounded steps: its table's covered columns are copied, by rowid and
-    /// in batches, into a side table without an index (triggers mirror changes); one short
-    /// transaction then moves the index onto the side table, which becomes a batched drop —
-    /// deleting its rows empties the index a batch at a time.
+    /// Drops an index in bounded steps. An index without NULL keys is retired at once
+    /// (``IndexRelocation/retire(_:in:)``: it becomes a table deleted in key order, a drop task).
+    /// Otherwise its table's covered columns are copied, by rowid and in batches, into a side
+    /// table (triggers mirror changes); one short transaction moves the index onto the side
+    /// table, whose drop task deletes the rows with NULL keys and then retires the index.
     func runIndexDrop(_ step: TaskStep, name: String, table: String) async throws -> Bool {
         var state = step.entry.progress
         if !state.started {
+            if let retirement = try nullFreeRetirement(name: name, table: table), try retireDirectly(retirement, step: step) {
+                report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
+                return true
+            }
             guard let started = try beginIndexDrop(name: name, table: table, step: step) else {
                 report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
                 return true
@@ -171,6 +176,43 @@ extension DeferredFinisher {
         step.counters.batches += 1
         report(step.entry, rowsDone: state.rowsDone, state: .done, index: step.index, of: step.total)
         return true
+    }
+
+    /// The retirement of index `name` on `table` when it can be retired at once: retirable, no
+    /// NULL key (read on a reader connection).
+    private func nullFreeRetirement(name: String, table: String) throws -> IndexRelocation.Retirement? {
+        try store.database.read { db in
+            guard try IndexRelocation.indexTable(name, in: db) == table, let retirement = try IndexRelocation.retirement(of: name, in: db) else { return nil }
+            let hasNulls = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(table)) INDEXED BY \(quoteIdentifier(name)) WHERE \(retirement.nullPredicate))") ?? true
+            return hasNulls ? nil : retirement
+        }
+    }
+
+    /// One short transaction: the index becomes a table, dropped later in key order. False
+    /// when a NULL key appeared meanwhile (the side-table way is then taken).
+    private func retireDirectly(_ retirement: IndexRelocation.Retirement, step: TaskStep) throws -> Bool {
+        let retired = try batch(step.session) { db -> Bool in
+            guard try IndexRelocation.indexTable(retirement.index, in: db) == retirement.table else {
+                try DeferredLedger.complete(id: step.id, in: db)
+                return true
+            }
+            // A NULL first key written since the check would make the retired table invalid:
+            // look again (a seek). A NULL in a later key column written in that window would
+            // only make `integrity_check` name the retired table until its batch is deleted.
+            let first = quoteIdentifier(retirement.keys[0].name)
+            let hasNulls = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(retirement.table)) INDEXED BY \(quoteIdentifier(retirement.index)) WHERE \(first) IS NULL)") ?? true
+            guard !hasNulls else { return false }
+            let holder = try IndexRelocation.retire(retirement, in: db)
+            try IndexRelocation.commitSchemaChange(in: db)
+            FaultInjection.point("index.retire")
+            try DeferredLedger.complete(id: step.id, in: db)
+            let summary = "drop table \(holder) (index \(retirement.index), dropped from \(retirement.table) and retired to be freed in key order)"
+            try DeferredLedger.append(MigrationOperation(.dropTable(holder), deferrable: true, summary: summary),
+                                      kind: .dropTable, summary: summary, rowsTotal: step.entry.payload.rowsTotal, in: db)
+            return true
+        }
+        step.counters.batches += 1
+        return retired
     }
 
     /// Creates the side table (no index) and the triggers; nil when there is nothing to drop.

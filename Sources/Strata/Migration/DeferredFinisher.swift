@@ -117,7 +117,6 @@ struct DeferredFinisher {
             }
             return result!
         }
-        session.checkpointer?.checkpointIfDue()
         return result
     }
 
@@ -197,11 +196,12 @@ struct DeferredFinisher {
         var id: Int64 { entry.task.id }
     }
 
-    /// Records one batch: counters, the adapted size, progress.
+    /// Records one batch: counters, the adapted size, progress; starts a WAL checkpoint when due.
     func finishedBatch(_ step: TaskStep, started: ContinuousClock.Instant, rows: Int64, rowsDone: Int64, done: Bool, limit: Int = 200_000) {
         step.counters.batches += 1
         step.counters.rows += rows
         adapt(step.counters, elapsed: ContinuousClock.now - started, limit: limit)
+        step.session.checkpointer?.checkpointIfDue()
         report(step.entry, rowsDone: rowsDone, state: done ? .done : .running, index: step.index, of: step.total)
     }
 

@@ -52,6 +52,75 @@ enum IndexRelocation {
         db.clearSchemaCache()
     }
 
+    // MARK: - Retiring an index
+
+    /// How an index can be freed in bounded steps: its key columns and what finds NULL keys.
+    struct Retirement {
+        var index: String
+        var table: String
+        /// Key columns in index order: name in the table, declared type, `DESC`, collation.
+        var keys: [(name: String, type: String, descending: Bool, collation: String)]
+        /// `"a" IS NULL OR "b" IS NULL`: rows whose entry has a NULL key.
+        var nullPredicate: String { keys.map { "\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ") }
+    }
+
+    /// What retiring index `name` takes; nil for an index that cannot be retired (automatic,
+    /// or on expressions): it is dropped in one step.
+    static func retirement(of name: String, in db: Database) throws -> Retirement? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [name]),
+              (row["sql"] as String?) != nil else { return nil }
+        let table: String = row["tbl_name"]
+        let columns = try Row.fetchAll(db, sql: "SELECT cid, name, desc, coll, key FROM pragma_index_xinfo(?) ORDER BY seqno", arguments: [name])
+        let keys = columns.filter { ($0["key"] as Int) == 1 }
+        let auxiliary = columns.filter { ($0["key"] as Int) == 0 }
+        // Plain columns only, and the rowid as the one auxiliary column (a rowid table).
+        guard !keys.isEmpty, keys.allSatisfy({ ($0["cid"] as Int) >= 0 }),
+              auxiliary.count == 1, (auxiliary[0]["cid"] as Int) == -1 else { return nil }
+        let types = Dictionary(try db.columns(in: table).map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
+        return Retirement(index: name, table: table, keys: keys.map { key in
+            let column: String = key["name"]
+            return (column, types[column] ?? "", (key["desc"] as Int) == 1, (key["coll"] as String?) ?? "BINARY")
+        })
+    }
+
+    /// Turns an index into a `WITHOUT ROWID` table holding the very same b-tree, in O(1).
+    ///
+    /// An index entry is its key columns followed by the rowid; so is the record of a
+    /// `WITHOUT ROWID` table whose primary key is (the key columns, with the same types,
+    /// collations and orders, then the rowid). Once it is a table, its entries can be deleted a
+    /// batch at a time in key order — contiguous pages — where deleting its parent's rows would
+    /// touch index pages all over, and `DROP INDEX` frees every page in one statement.
+    /// Primary-key columns of a `WITHOUT ROWID` table are `NOT NULL`, so the parent's rows with
+    /// a NULL key must be gone first (``Retirement/nullPredicate``). Returns the table's name;
+    /// call ``commitSchemaChange(in:)`` after the last edit.
+    static func retire(_ retirement: Retirement, in db: Database) throws -> String {
+        let name = try freeName("_strata_retired_\(retirement.index)", in: db)
+        var definitions: [String] = []
+        var primaryKey: [String] = []
+        for (i, key) in retirement.keys.enumerated() {
+            let column = quoteIdentifier("k\(i)")
+            definitions.append("\(column) \(key.type)\(key.collation.uppercased() == "BINARY" ? "" : " COLLATE \(key.collation)")")
+            primaryKey.append(column + (key.descending ? " DESC" : ""))
+        }
+        definitions.append("\"rowid_\" INTEGER")
+        primaryKey.append("\"rowid_\"")
+        let sql = "CREATE TABLE \(quoteIdentifier(name)) (\(definitions.joined(separator: ", ")), PRIMARY KEY (\(primaryKey.joined(separator: ", ")))) WITHOUT ROWID"
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        defer { try? db.execute(sql: "PRAGMA writable_schema = OFF") }
+        try db.execute(sql: """
+            INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql)
+            SELECT 'table', ?, ?, rootpage, ? FROM sqlite_master WHERE type = 'index' AND name = ?
+            """, arguments: [name, name, sql, retirement.index])
+        guard db.changesCount == 1 else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "index \(retirement.index) to retire was not found")
+        }
+        try db.execute(sql: "DELETE FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [retirement.index])
+        if try db.tableExists("sqlite_stat1") {
+            try db.execute(sql: "DELETE FROM sqlite_stat1 WHERE idx = ?", arguments: [retirement.index])
+        }
+        return name
+    }
+
     /// `base`, or `base_2`, `base_3`… : the first name no table, index or trigger has.
     static func freeName(_ base: String, in db: Database) throws -> String {
         var candidate = base

@@ -26,8 +26,10 @@ final class WALCheckpointer: Sendable {
     private let frames = Frames()
     private let connection = Mutex<DatabaseQueue?>(nil)
     private let previousAutocheckpoint: Int
-    /// Checkpoints run, and pages they copied into the database file.
+    /// Checkpoints run.
     let checkpoints = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private let queue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
 
     /// Installs the WAL hook on the store's writer connection.
     init(store: PersistentStore) throws {
@@ -50,14 +52,18 @@ final class WALCheckpointer: Sendable {
     /// Whether the WAL has grown past the threshold since the last checkpoint.
     var isDue: Bool { frames.value.load(ordering: .relaxed) >= Self.threshold }
 
-    /// Runs a passive checkpoint when the WAL is over the threshold (from the finisher's thread,
-    /// between batches). Errors are ignored: the next commit or checkpoint catches up.
+    /// Starts a passive checkpoint in the background when the WAL is over the threshold and
+    /// none runs (called after each batch). It overlaps the finisher's pause and next batch:
+    /// a checkpoint takes no write lock, and its fsyncs are not the batch's to wait for.
     func checkpointIfDue() {
-        guard isDue else { return }
-        checkpoint()
+        guard isDue, !running.exchange(true, ordering: .acquiring) else { return }
+        queue.async {
+            self.checkpoint()
+            self.running.store(false, ordering: .releasing)
+        }
     }
 
-    /// Runs a passive checkpoint now.
+    /// Runs a passive checkpoint now. Errors are ignored: the next checkpoint catches up.
     func checkpoint() {
         connection.withLock { queue in
             do {
@@ -74,6 +80,7 @@ final class WALCheckpointer: Sendable {
     /// Restores the writer's automatic checkpoint (which replaces the hook) and closes the
     /// checkpoint connection. Call once.
     func stop(store: PersistentStore) {
+        queue.sync {}   // the last background checkpoint
         let restored = (try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
         }) != nil
