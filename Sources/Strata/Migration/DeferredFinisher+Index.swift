@@ -54,81 +54,6 @@ extension DeferredFinisher {
         }
     }
 
-    // MARK: - Index build
-
-    /// Builds a non-unique index in bounded steps: a side table with the index on it is filled
-    /// in rowid order, in batches, while triggers mirror every change of the table; then one
-    /// short transaction moves the index onto the table (``IndexRelocation``) and the side
-    /// table becomes a batched drop.
-    func runIndexBuild(_ step: TaskStep, _ spec: IndexSpec) async throws -> Bool {
-        var state = step.entry.progress
-        if !state.started {
-            guard let started = try beginIndexBuild(spec, step: step) else {
-                report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
-                return true
-            }
-            state = started
-        }
-        guard let sideName = state.sideTable, let sideIndex = state.sideIndex else {
-            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the ledger's progress of index build \(spec.name) names no side table")
-        }
-        let side = try readSideTable(sideName, of: spec.table)
-        guard try await copyIntoSideTable(side, state: &state, step: step, faultPrefix: "index") else { return false }
-        guard await mayContinue() else { return false }
-        try batch(step.session) { db in
-            try db.execute(sql: side.copySQL(upTo: false), arguments: [state.lastKey ?? Int64.min])
-            try dropTriggers(prefix: side.triggerPrefix, in: db)
-            if try IndexRelocation.indexTable(spec.name, in: db) == nil {
-                try IndexRelocation.relocate(index: sideIndex, to: spec.name, table: spec.table, sql: finalIndexSQL(spec), in: db)
-                try IndexRelocation.commitSchemaChange(in: db)
-            }
-            FaultInjection.point("index.finish")
-            try DeferredLedger.complete(id: step.id, in: db)
-            let summary = "drop table \(side.name) (the side table that built index \(spec.name))"
-            try DeferredLedger.append(MigrationOperation(.dropTable(side.name), deferrable: true, summary: summary),
-                                      kind: .dropTable, summary: summary, rowsTotal: state.rowsDone, in: db)
-        }
-        step.counters.batches += 1
-        report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
-        return true
-    }
-
-    /// The final `CREATE INDEX` of a build: the layout's (same text as a fresh store's).
-    private func finalIndexSQL(_ spec: IndexSpec) -> String {
-        if let index = store.layout.indexes.first(where: { $0.name == spec.name && $0.table == spec.table }) {
-            return store.layout.createIndexSQL(index)
-        }
-        return spec.sql
-    }
-
-    /// Creates the side table with the index (under a temporary name) and the triggers; nil
-    /// when the task has nothing to do (the table is gone, or the index exists).
-    private func beginIndexBuild(_ spec: IndexSpec, step: TaskStep) throws -> DeferredLedger.Progress? {
-        try batch(step.session) { db in
-            guard try db.tableExists(spec.table), try IndexRelocation.indexTable(spec.name, in: db) == nil else {
-                try DeferredLedger.complete(id: step.id, in: db)
-                return nil
-            }
-            let alias = try rowidAlias(spec.table, in: db)
-            let side = SideTable(name: try IndexRelocation.freeName("_strata_build_\(spec.name)", in: db), table: spec.table,
-                                 rowidAlias: alias, columns: spec.columns)
-            try db.execute(sql: side.createSQL(types: try declaredTypes(spec.table, in: db)))
-            let temporary = try IndexRelocation.freeName("_strata_ix_\(spec.name)", in: db)
-            let definition = finalIndexSQL(spec)
-            guard let onSide = IndexRelocation.renamedIndexSQL(definition, name: temporary, table: side.name) else {
-                throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "cannot read the definition of index \(spec.name): \(definition)")
-            }
-            try db.execute(sql: onSide)
-            for sql in side.triggerSQL(rowidAlias: alias) { try db.execute(sql: sql) }
-            var state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
-            state.sideTable = side.name
-            state.sideIndex = temporary
-            FaultInjection.point("index.start")
-            try DeferredLedger.saveProgress(state, id: step.id, in: db)
-            return state
-        }
-    }
-
     // MARK: - Index drop
 
     /// Drops an index in bounded steps. An index without NULL keys is retired at once
@@ -256,7 +181,8 @@ extension DeferredFinisher {
 
     /// Copies the table's rows into the side table in rowid order, a batch at a time; returns
     /// false when stopped before the end.
-    private func copyIntoSideTable(_ side: SideTable, state: inout DeferredLedger.Progress, step: TaskStep, faultPrefix: String) async throws -> Bool {
+    func copyIntoSideTable(_ side: SideTable, state: inout DeferredLedger.Progress, cursor: WritableKeyPath<DeferredLedger.Progress, Int64?> = \.lastKey,
+                           step: TaskStep, faultPrefix: String) async throws -> Bool {
         let t = quoteIdentifier(side.table)
         while true {
             guard await mayContinue() else { return false }
@@ -264,12 +190,12 @@ extension DeferredFinisher {
             var next = state
             let size = step.counters.batchSize
             let done: Bool = try batch(step.session) { db in
-                let last = next.lastKey ?? Int64.min
+                let last = next[keyPath: cursor] ?? Int64.min
                 guard let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1]) else {
                     return true
                 }
                 try db.execute(sql: side.copySQL(upTo: true), arguments: [last, upper])
-                next.lastKey = upper
+                next[keyPath: cursor] = upper
                 next.rowsDone += Int64(size)
                 FaultInjection.point("\(faultPrefix).mid-batch")
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
@@ -283,7 +209,7 @@ extension DeferredFinisher {
         }
     }
 
-    private func readSideTable(_ name: String, of table: String) throws -> SideTable {
+    func readSideTable(_ name: String, of table: String) throws -> SideTable {
         try store.database.read { db in try sideTable(name, of: table, in: db) }
     }
 
@@ -299,12 +225,12 @@ extension DeferredFinisher {
     }
 
     /// Declared column types of a table, by column name.
-    private func declaredTypes(_ table: String, in db: Database) throws -> [String: String] {
+    func declaredTypes(_ table: String, in db: Database) throws -> [String: String] {
         Dictionary(try db.columns(in: table).map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The table's `INTEGER PRIMARY KEY` column (its rowid alias), if it has one.
-    private func rowidAlias(_ table: String, in db: Database) throws -> String? {
+    func rowidAlias(_ table: String, in db: Database) throws -> String? {
         let primaryKey = try db.primaryKey(table)
         return primaryKey.rowIDColumn
     }

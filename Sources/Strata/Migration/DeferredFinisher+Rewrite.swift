@@ -11,14 +11,27 @@ extension DeferredFinisher {
         if !state.started {
             state = try beginRewrite(rewrite, conflictKey: conflictKey, step: step)
         }
-        while true {
+        if state.copied != true {
+            while true {
+                guard await mayContinue() else { return false }
+                let batchStart = ContinuousClock.now
+                let before = state.rowsDone
+                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: step.counters.batchSize, state: &state, step: step)
+                finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
+                if done { break }
+                guard await pause() else { return false }
+            }
+        }
+        // The shadow's indexes, once it holds every row: sorted builds, kept current by triggers.
+        for index in store.layout.indexes.filter({ $0.table == rewrite.table }).sorted(by: { $0.name < $1.name })
+        where state.shadowIndexes?[index.name] == nil {
             guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
-            let before = state.rowsDone
-            let done = try copyBatch(rewrite, keyColumn: keyColumn, size: step.counters.batchSize, state: &state, step: step)
-            finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
-            if done { break }
-            guard await pause() else { return false }
+            step.counters.batchSize = Counters.initialBatchSize
+            let name = try shadowIndexName(index, state: state)
+            let built = try await buildIndex(index, on: rewrite.shadowTable, as: name, state: &state, step: step) { progress, _ in
+                progress.shadowIndexes = (progress.shadowIndexes ?? [:]).merging([index.name: name]) { $1 }
+            }
+            guard built else { return false }
         }
         guard await mayContinue() else { return false }
         try swap(rewrite, keyColumn: keyColumn, state: state, step: step)
@@ -27,38 +40,37 @@ extension DeferredFinisher {
         return true
     }
 
+    /// The temporary name of a final index on the shadow: the one its build in progress uses,
+    /// or a free one.
+    private func shadowIndexName(_ index: IndexLayout, state: DeferredLedger.Progress) throws -> String {
+        if let build = state.build, build.index == index.name { return build.name }
+        return try store.database.read { db in try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db) }
+    }
+
     private func beginRewrite(_ rewrite: TableRewrite, conflictKey: [String], step: TaskStep) throws -> DeferredLedger.Progress {
         try batch(step.session) { db in
             var state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
-            state.shadowIndexes = try startRewrite(rewrite, conflictKey: conflictKey, in: db)
+            try startRewrite(rewrite, conflictKey: conflictKey, in: db)
+            state.shadowIndexes = [:]
             FaultInjection.point("rewrite.start")
             try DeferredLedger.saveProgress(state, id: step.id, in: db)
             return state
         }
     }
 
-    /// Creates the shadow table with every final index of the table under a temporary name
-    /// (an empty table: O(1)), and installs the capture triggers. Returns final → temporary
-    /// index names.
+    /// Creates the shadow table without indexes (the copy only appends rows) and installs the
+    /// capture triggers.
     ///
     /// The live table keeps its own indexes until the swap, so its queries stay fast and its
-    /// unique indexes keep enforcing uniqueness; the shadow's unique indexes enforce it too.
-    /// Non-unique indexes are maintained row by row during the copy: slower than one sorted
-    /// build after it, but no statement ever covers every row.
-    private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws -> [String: String] {
+    /// unique indexes keep enforcing uniqueness for every write, which the triggers carry to
+    /// the shadow. The shadow's indexes are built once it holds every row, in key order
+    /// (``buildIndex(_:on:as:state:step:adopted:)``): maintained row by row during the copy,
+    /// each batch would rewrite pages all over them.
+    private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
         try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
-        var names: [String: String] = [:]
-        for index in store.layout.indexes where index.table == rewrite.table {
-            let temporary = try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db)
-            var onShadow = index
-            onShadow.table = rewrite.shadowTable
-            onShadow.name = temporary
-            try db.execute(sql: store.layout.createIndexSQL(onShadow))
-            names[index.name] = temporary
-        }
         let columns = rewrite.columns
         let names_ = columns.map(quoteIdentifier).joined(separator: ", ")
         let newValues = columns.map { "NEW.\(quoteIdentifier($0))" }.joined(separator: ", ")
@@ -70,7 +82,6 @@ extension DeferredFinisher {
         try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END")
         try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); \(upsert) END")
         try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); END")
-        return names
     }
 
     /// Copies the next batch of rows (by key) into the shadow and records progress; returns
@@ -92,6 +103,7 @@ extension DeferredFinisher {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? ORDER BY \(key)", arguments: [last])
                 next.rowsDone += remaining
                 next.lastKey = try Int64.fetchOne(db, sql: "SELECT max(\(key)) FROM \(t)") ?? next.lastKey
+                next.copied = true
                 finished = true
             }
             FaultInjection.point("rewrite.mid-batch")

@@ -21,12 +21,47 @@ enum DeferredLedger {
         /// Whether the shadow or side table and its triggers exist (rewrites, index builds
         /// and drops).
         var started: Bool
-        /// Rewrites: the temporary name of each final index on the shadow table (final → temporary).
+        /// Rewrites: every row is in the shadow (the triggers keep it current from then on).
+        var copied: Bool? = nil
+        /// Rewrites: the temporary name of each final index built on the shadow (final → temporary).
         var shadowIndexes: [String: String]? = nil
         /// Index builds and drops: the side table holding the indexed columns by rowid.
         var sideTable: String? = nil
         /// Index builds: the temporary name of the index on the side table.
         var sideIndex: String? = nil
+        /// The index build in progress (a standalone build, or one of a rewrite's shadow indexes).
+        var build: IndexBuildProgress? = nil
+    }
+
+    /// The state of one index build (see ``DeferredFinisher`` — sorted builds).
+    struct IndexBuildProgress: Codable {
+        enum Phase: String, Codable {
+            /// Entries are collected into the sort buffer, then sorted, then appended in key
+            /// order to `container` (a `WITHOUT ROWID` table that becomes the index).
+            case sorted
+            /// Some key is NULL: the index is built on a side table, maintained row by row.
+            case fallback
+        }
+        /// The layout's index (its final name).
+        var index: String
+        /// The name the index takes when built (the final name, or a temporary one on a shadow).
+        var name: String
+        /// The table it is built on.
+        var table: String
+        var phase: Phase
+        /// Sorted builds: the table the sorted entries go into, the rowids changed since the
+        /// build started, the rowids whose key is NULL.
+        var container: String
+        var changes: String
+        var nulls: String
+        /// Sorted builds: the last rowid collected, the last sorted position appended (both
+        /// meaningful only while the sort buffer lives: a new buffer starts over).
+        var collected: Int64? = nil
+        var appended: Int64? = nil
+        /// Fallback builds: the side table, its index, the last rowid copied.
+        var side: String? = nil
+        var sideIndex: String? = nil
+        var sideLastKey: Int64? = nil
     }
 
     static func pendingTasks(in db: Database) throws -> [DeferredTask] {

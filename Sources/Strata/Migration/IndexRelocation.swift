@@ -121,6 +121,22 @@ enum IndexRelocation {
         return name
     }
 
+    /// The reverse of ``retire(_:in:)``: a `WITHOUT ROWID` table whose primary key is (key
+    /// columns, rowid) and whose rows are exactly the entries an index on `table` would hold
+    /// becomes that index, in O(1). Used by sorted index builds.
+    static func adopt(table container: String, asIndex name: String, on table: String, sql: String, in db: Database) throws {
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        defer { try? db.execute(sql: "PRAGMA writable_schema = OFF") }
+        try db.execute(sql: """
+            INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql)
+            SELECT 'index', ?, ?, rootpage, ? FROM sqlite_master WHERE type = 'table' AND name = ?
+            """, arguments: [name, table, sql, container])
+        guard db.changesCount == 1 else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the sorted entries \(container) of index \(name) were not found")
+        }
+        try db.execute(sql: "DELETE FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [container])
+    }
+
     /// `base`, or `base_2`, `base_3`… : the first name no table, index or trigger has.
     static func freeName(_ base: String, in db: Database) throws -> String {
         var candidate = base

@@ -29,6 +29,8 @@ public final class PersistentStore: Sendable {
     public let database: DatabasePool
     /// An online backup paused between two runs of the deferred work (see ``OnlineBackup``).
     let backupInProgress = Mutex<OnlineBackup?>(nil)
+    /// Sort buffers of index builds paused between two runs, by container table.
+    let indexBuffers = Mutex<[String: IndexSortBuffer]>([:])
 
     var path: String { url.path }
     var logger: Logger {
@@ -237,6 +239,7 @@ public final class PersistentStore: Sendable {
         if let backup = backupInProgress.withLock({ slot -> OnlineBackup? in defer { slot = nil }; return slot }) {
             _ = try? database.writeWithoutTransaction { _ in backup.abort() }
         }
+        for buffer in indexBuffers.withLock({ buffers in defer { buffers = [:] }; return Array(buffers.values) }) { buffer.close() }
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }

@@ -1,0 +1,362 @@
+import Foundation
+import GRDB
+
+extension DeferredFinisher {
+    // MARK: - Standalone index build
+
+    /// Builds an index added by a model change (its table is not rewritten): see
+    /// ``buildIndex(_:on:as:state:step:adopted:)``.
+    func runIndexBuild(_ step: TaskStep, _ spec: IndexSpec) async throws -> Bool {
+        guard let index = store.layout.indexes.first(where: { $0.name == spec.name && $0.table == spec.table }), try tableExists(spec.table),
+              try indexTable(spec.name) == nil else {
+            try batch(step.session) { db in try DeferredLedger.complete(id: step.id, in: db) }
+            report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
+            return true
+        }
+        var state = step.entry.progress
+        let built = try await buildIndex(index, on: spec.table, as: spec.name, state: &state, step: step) { _, db in
+            try DeferredLedger.complete(id: step.id, in: db)
+        }
+        if built {
+            report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
+        }
+        return built
+    }
+
+    private func tableExists(_ table: String) throws -> Bool { try store.database.read { db in try db.tableExists(table) } }
+    private func indexTable(_ name: String) throws -> String? { try store.database.read { db in try IndexRelocation.indexTable(name, in: db) } }
+
+    // MARK: - Building an index in bounded steps
+
+    /// Builds `index` (a layout index) on `table` — the live table, or a rewrite's shadow —
+    /// under the name `name`, in bounded steps, while writers keep writing (from any process).
+    ///
+    /// **Sorted build.** Triggers on the table record every changed rowid (`changes`), the
+    /// rowids whose key is NULL (`nulls`), and keep a `WITHOUT ROWID` container table (the key
+    /// columns, then the rowid: exactly an index's entries) current for changed rows. The
+    /// table's entries are collected, a batch at a time, into an ``IndexSortBuffer`` (reads
+    /// only: no lock held), sorted there in one statement that holds no lock on the store, and
+    /// appended to the container in key order, a batch at a time (rows changed meanwhile are
+    /// the triggers'); a last short transaction turns the container into the index
+    /// (``IndexRelocation``).
+    ///
+    /// **Fallback.** A primary key cannot hold NULL, so when a key is NULL the index is built
+    /// on a side table instead, maintained row by row while the side table is filled in rowid
+    /// order — bounded too, but each batch rewrites index pages all over the index.
+    ///
+    /// `adopted` runs in the transaction that gives the index its place. Returns false when
+    /// stopped before the end (the state is in the task's progress).
+    func buildIndex(_ index: IndexLayout, on table: String, as name: String, state: inout DeferredLedger.Progress, step: TaskStep,
+                    adopted: @escaping (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool {
+        if state.build?.index != index.name || state.build?.table != table {
+            state = try beginSortedBuild(index, on: table, as: name, state: state, step: step)
+        }
+        if state.build?.phase == .sorted {
+            guard let finished = try await runSortedBuild(index, state: &state, step: step, adopted: adopted) else { return false }
+            if finished { return true }
+            // A NULL key: on to the fallback.
+            state = try switchToFallback(index, state: state, step: step)
+        }
+        return try await runFallbackBuild(index, state: &state, step: step, adopted: adopted)
+    }
+
+    /// The key columns of `index` with the declared types of `table`.
+    private func sortKeys(_ index: IndexLayout, table: String, in db: Database) throws -> [IndexSortBuffer.Key] {
+        let types = try declaredTypes(table, in: db)
+        return index.columns.map { IndexSortBuffer.Key(type: types[$0.name] ?? "", collation: "BINARY", descending: !$0.ascending) }
+    }
+
+    private func nullPredicate(_ index: IndexLayout, prefix: String) -> String {
+        index.columns.map { "\(prefix)\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ")
+    }
+
+    // MARK: Sorted build
+
+    private func beginSortedBuild(_ index: IndexLayout, on table: String, as name: String, state: DeferredLedger.Progress,
+                                  step: TaskStep) throws -> DeferredLedger.Progress {
+        var next = state
+        try batch(step.session) { db in
+            let container = try IndexRelocation.freeName("_strata_sorted_\(index.name)", in: db)
+            let changes = try IndexRelocation.freeName("_strata_changes_\(index.name)", in: db)
+            let nulls = try IndexRelocation.freeName("_strata_nulls_\(index.name)", in: db)
+            let keys = try sortKeys(index, table: table, in: db)
+            var definitions: [String] = []
+            var primaryKey: [String] = []
+            for (i, key) in keys.enumerated() {
+                definitions.append("\"k\(i)\" \(key.type)")
+                primaryKey.append("\"k\(i)\"\(key.descending ? " DESC" : "")")
+            }
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(container)) (\(definitions.joined(separator: ", ")), \"rowid_\" INTEGER, PRIMARY KEY (\(primaryKey.joined(separator: ", ")), \"rowid_\")) WITHOUT ROWID")
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(changes)) (\"rid\" INTEGER PRIMARY KEY)")
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(nulls)) (\"rid\" INTEGER PRIMARY KEY)")
+            for sql in sortedBuildTriggers(index, table: table, container: container, changes: changes, nulls: nulls, alias: try rowidAlias(table, in: db)) {
+                try db.execute(sql: sql)
+            }
+            next.build = DeferredLedger.IndexBuildProgress(index: index.name, name: name, table: table, phase: .sorted,
+                                                          container: container, changes: changes, nulls: nulls)
+            FaultInjection.point("index.start")
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
+        }
+        return next
+    }
+
+    /// Triggers that record changed rowids and NULL keys and keep the container current.
+    private func sortedBuildTriggers(_ index: IndexLayout, table: String, container: String, changes: String, nulls: String, alias: String?) -> [String] {
+        let t = quoteIdentifier(table), w = quoteIdentifier(container), l = quoteIdentifier(changes), n = quoteIdentifier(nulls)
+        let keyNames = (index.columns.indices.map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
+        func insert(_ row: String) -> String {
+            let values = (index.columns.map { "\(row).\(quoteIdentifier($0.name))" } + ["\(row).rowid"]).joined(separator: ", ")
+            return """
+                INSERT INTO \(l) ("rid") VALUES (\(row).rowid) ON CONFLICT DO NOTHING;
+                INSERT INTO \(n) ("rid") SELECT \(row).rowid WHERE \(nullPredicate(index, prefix: "\(row).")) ON CONFLICT DO NOTHING;
+                INSERT INTO \(w) (\(keyNames)) SELECT \(values) WHERE NOT (\(nullPredicate(index, prefix: "\(row)."))) ON CONFLICT DO NOTHING;
+                """
+        }
+        func delete(_ row: String) -> String {
+            let match = (index.columns.enumerated().map { "\"k\($0.offset)\" = \(row).\(quoteIdentifier($0.element.name))" } + ["\"rowid_\" = \(row).rowid"]).joined(separator: " AND ")
+            return """
+                INSERT INTO \(l) ("rid") VALUES (\(row).rowid) ON CONFLICT DO NOTHING;
+                DELETE FROM \(n) WHERE "rid" = \(row).rowid;
+                DELETE FROM \(w) WHERE \(match);
+                """
+        }
+        let prefix = "_strata_rw_\(container)_"
+        let watched = (index.columns.map(\.name) + (alias.map { [$0] } ?? [])).map(quoteIdentifier).joined(separator: ", ")
+        return [
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(insert("NEW")) END",
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE OF \(watched) ON \(t) BEGIN \(delete("OLD")) \(insert("NEW")) END",
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN \(delete("OLD")) END",
+        ]
+    }
+
+    /// Collects, sorts, appends, adopts. Returns nil when stopped, false when a NULL key sends
+    /// the build to the fallback, true when the index is in place.
+    private func runSortedBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
+                                adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool? {
+        guard var build = state.build else { return nil }
+        let buffer = try sortBuffer(for: build, index: index, state: &state)
+        build = state.build!
+        // 1. Collect the table's entries (reads only), a batch at a time.
+        if !buffer.isSorted {
+            while true {
+                guard await mayContinue() else { return park(buffer, build) }
+                let batchStart = ContinuousClock.now
+                let (rows, upper, sawNull) = try collectBatch(index, from: build.table, after: build.collected, size: step.counters.batchSize)
+                if sawNull { buffer.close(); return false }
+                try buffer.append(rows)
+                build.collected = upper ?? Int64.max
+                state.build = build
+                state.rowsDone += Int64(rows.count)
+                let done = upper == nil
+                try saveBuild(state, step: step)
+                finishedBatch(step, started: batchStart, rows: Int64(rows.count), rowsDone: state.rowsDone, done: false)
+                FaultInjection.point("index.collect")
+                if done { break }
+                guard await pause() else { return park(buffer, build) }
+            }
+            // 2. Sort, holding no lock on the store; a stop interrupts it (it starts over).
+            guard await mayContinue() else { return park(buffer, build) }
+            guard try buffer.sort(shouldContinue: options.shouldContinue) else { return park(buffer, build) }
+        }
+        // 3. Append in key order, a batch at a time.
+        while true {
+            guard await mayContinue() else { return park(buffer, build) }
+            let batchStart = ContinuousClock.now
+            let entries = try buffer.next(step.counters.batchSize, after: build.appended ?? 0)
+            if entries.isEmpty { break }
+            build.appended = entries.last!.position
+            state.build = build
+            try appendBatch(entries.map(\.values), build: build, state: state, step: step)
+            finishedBatch(step, started: batchStart, rows: Int64(entries.count), rowsDone: state.rowsDone, done: false)
+            FaultInjection.point("index.export")
+            guard await pause() else { return park(buffer, build) }
+        }
+        // 4. The container becomes the index, unless a NULL key appeared.
+        guard await mayContinue() else { return park(buffer, build) }
+        let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
+        buffer.close()
+        store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
+        return placed
+    }
+
+    /// The buffer kept from an earlier run of this build, or a new one (collection restarts).
+    private func sortBuffer(for build: DeferredLedger.IndexBuildProgress, index: IndexLayout, state: inout DeferredLedger.Progress) throws -> IndexSortBuffer {
+        if let kept = store.indexBuffers.withLock({ $0.removeValue(forKey: build.container) }) { return kept }
+        let keys = try store.database.read { db in try sortKeys(index, table: build.table, in: db) }
+        let buffer = try IndexSortBuffer(path: "\(store.url.path)-\(build.container).sort", keys: keys)
+        state.build?.collected = nil
+        state.build?.appended = nil
+        return buffer
+    }
+
+    /// Keeps the buffer for the next run; returns nil (stopped).
+    private func park(_ buffer: IndexSortBuffer, _ build: DeferredLedger.IndexBuildProgress) -> Bool? {
+        store.indexBuffers.withLock { $0[build.container] = buffer }
+        return nil
+    }
+
+    /// Reads the next batch of entries after rowid `after` (a reader: no lock); the upper rowid
+    /// read (nil when the table is done); whether a NULL key was seen.
+    private func collectBatch(_ index: IndexLayout, from table: String, after: Int64?, size: Int) throws -> ([[DatabaseValue]], Int64?, Bool) {
+        let t = quoteIdentifier(table)
+        let columns = index.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
+        return try store.database.read { db in
+            let last = after ?? Int64.min
+            let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1])
+            let rows = try Row.fetchAll(db, sql: "SELECT \(columns), rowid FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?") ORDER BY rowid",
+                                        arguments: upper == nil ? [last] : [last, upper])
+            var entries: [[DatabaseValue]] = []
+            entries.reserveCapacity(rows.count)
+            for row in rows {
+                let values = (0...index.columns.count).map { row[$0] as DatabaseValue }
+                if values.dropLast().contains(where: \.isNull) { return ([], nil, true) }
+                entries.append(values)
+            }
+            return (entries, upper, false)
+        }
+    }
+
+    private func saveBuild(_ state: DeferredLedger.Progress, step: TaskStep) throws {
+        try batch(step.session) { db in try DeferredLedger.saveProgress(state, id: step.id, in: db) }
+    }
+
+    /// Appends sorted entries to the container, skipping the rows changed since the build began
+    /// (the triggers keep theirs), in one transaction with the progress.
+    private func appendBatch(_ entries: [[DatabaseValue]], build: DeferredLedger.IndexBuildProgress, state: DeferredLedger.Progress, step: TaskStep) throws {
+        let keys = build.container
+        try batch(step.session) { db in
+            let count = entries.first?.count ?? 1
+            let names = ((0..<count - 1).map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
+            let placeholders = Array(repeating: "?", count: count).joined(separator: ", ")
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO \(quoteIdentifier(keys)) (\(names)) SELECT \(placeholders)
+                WHERE NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(build.changes)) WHERE "rid" = ?) ON CONFLICT DO NOTHING
+                """)
+            for entry in entries {
+                try statement.execute(arguments: StatementArguments(entry + [entry.last!]))
+            }
+            try DeferredLedger.saveProgress(state, id: step.id, in: db)
+        }
+    }
+
+    /// Turns the container into the index `build.name` on `build.table` (one short transaction
+    /// of O(1) schema edits). False when a NULL key appeared meanwhile.
+    private func adoptContainer(_ index: IndexLayout, build: DeferredLedger.IndexBuildProgress, state: inout DeferredLedger.Progress,
+                                step: TaskStep, adopted: (inout DeferredLedger.Progress, Database) throws -> Void) throws -> Bool {
+        var next = state
+        let placed: Bool = try batch(step.session) { db in
+            let hasNulls = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(build.nulls)))") ?? true
+            if hasNulls { return false }
+            try dropTriggers(prefix: "_strata_rw_\(build.container)_", in: db)
+            var named = index
+            named.name = build.name
+            named.table = build.table
+            try IndexRelocation.adopt(table: build.container, asIndex: build.name, on: build.table, sql: store.layout.createIndexSQL(named), in: db)
+            try IndexRelocation.commitSchemaChange(in: db)
+            FaultInjection.point("index.adopt")
+            next.build = nil
+            try adopted(&next, db)
+            for helper in [build.changes, build.nulls] {
+                try dropNowOrLater(helper, summary: "drop table \(helper) (bookkeeping of the build of index \(index.name))", in: db)
+            }
+            if try db.tableExists(MetadataSchema.deferredTable), try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(MetadataSchema.deferredTable) WHERE id = ?", arguments: [step.id]) ?? false {
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+            }
+            return true
+        }
+        if placed {
+            state = next
+            step.counters.batches += 1
+        }
+        return placed
+    }
+
+    /// Drops a bookkeeping table at once when it is small (a few thousand rows free in well
+    /// under a batch), otherwise records a batched drop.
+    private func dropNowOrLater(_ table: String, summary: String, in db: Database) throws {
+        let rows = try Int64.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(quoteIdentifier(table)) LIMIT 5001)") ?? 0
+        if rows <= 5000 {
+            try db.execute(sql: "DROP TABLE \(quoteIdentifier(table))")
+        } else {
+            try appendDrop(table, summary: summary, rows: rows, in: db)
+        }
+    }
+
+    func appendDrop(_ table: String, summary: String, rows: Int64, in db: Database) throws {
+        try DeferredLedger.append(MigrationOperation(.dropTable(table), deferrable: true, summary: summary),
+                                  kind: .dropTable, summary: summary, rowsTotal: rows, in: db)
+    }
+
+    // MARK: Fallback build
+
+    /// Leaves the sorted build (its container and bookkeeping become drop tasks) for a side table
+    /// with the index maintained row by row.
+    private func switchToFallback(_ index: IndexLayout, state: DeferredLedger.Progress, step: TaskStep) throws -> DeferredLedger.Progress {
+        var next = state
+        guard var build = state.build else { return state }
+        store.indexBuffers.withLock { $0.removeValue(forKey: build.container)?.close() }
+        try batch(step.session) { db in
+            try dropTriggers(prefix: "_strata_rw_\(build.container)_", in: db)
+            for helper in [build.container, build.changes, build.nulls] where try db.tableExists(helper) {
+                try dropNowOrLater(helper, summary: "drop table \(helper) (a sorted build of index \(index.name) left for a NULL key)", in: db)
+            }
+            let alias = try rowidAlias(build.table, in: db)
+            let side = SideTable(name: try IndexRelocation.freeName("_strata_build_\(index.name)", in: db), table: build.table,
+                                 rowidAlias: alias, columns: index.columns.map(\.name))
+            try db.execute(sql: side.createSQL(types: try declaredTypes(build.table, in: db)))
+            let temporary = try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db)
+            var onSide = index
+            onSide.name = temporary
+            onSide.table = side.name
+            try db.execute(sql: store.layout.createIndexSQL(onSide))
+            for sql in side.triggerSQL(rowidAlias: alias) { try db.execute(sql: sql) }
+            build.phase = .fallback
+            build.side = side.name
+            build.sideIndex = temporary
+            build.sideLastKey = nil
+            next.build = build
+            FaultInjection.point("index.fallback")
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
+        }
+        store.logger.info("building index \(index.name) on a side table: a key is NULL", metadata: ["strata.table": "\(build.table)"])
+        return next
+    }
+
+    private func runFallbackBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
+                                  adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool {
+        guard let build = state.build, let sideName = build.side, let sideIndex = build.sideIndex else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the ledger's progress of the build of index \(index.name) names no side table")
+        }
+        let side = try readSideTable(sideName, of: build.table)
+        guard try await copyIntoSideTable(side, state: &state, cursor: \.buildSideLastKey, step: step, faultPrefix: "index") else { return false }
+        guard await mayContinue() else { return false }
+        var next = state
+        try batch(step.session) { db in
+            try db.execute(sql: side.copySQL(upTo: false), arguments: [next.buildSideLastKey ?? Int64.min])
+            try dropTriggers(prefix: side.triggerPrefix, in: db)
+            var named = index
+            named.name = build.name
+            named.table = build.table
+            try IndexRelocation.relocate(index: sideIndex, to: build.name, table: build.table, sql: store.layout.createIndexSQL(named), in: db)
+            try IndexRelocation.commitSchemaChange(in: db)
+            FaultInjection.point("index.finish")
+            next.build = nil
+            try adopted(&next, db)
+            try appendDrop(side.name, summary: "drop table \(side.name) (the side table that built index \(index.name))", rows: state.rowsDone, in: db)
+            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(MetadataSchema.deferredTable) WHERE id = ?", arguments: [step.id]) ?? false {
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+            }
+        }
+        state = next
+        step.counters.batches += 1
+        return true
+    }
+}
+
+extension DeferredLedger.Progress {
+    /// The fallback build's copy cursor (for ``DeferredFinisher/copyIntoSideTable``).
+    var buildSideLastKey: Int64? {
+        get { build?.sideLastKey }
+        set { build?.sideLastKey = newValue }
+    }
+}
