@@ -109,7 +109,7 @@ struct DaemonPendingCommand: AsyncParsableCommand {
                 print("\(entry["store"]?.stringValue ?? ""): \(tasks.isEmpty ? "no deferred work pending" : "\(tasks.count) task(s) pending")")
                 for task in tasks {
                     let percent = Int((task["fraction"]?.doubleValue ?? 0) * 100)
-                    print("  #\(task["id"]?.intValue ?? 0) \(task["kind"]?.stringValue ?? "") \(task["summary"]?.stringValue ?? "") [\(task["state"]?.stringValue ?? "")] \(task["rowsDone"]?.intValue ?? 0)/\(task["rowsTotal"]?.intValue ?? 0) rows (\(percent)%)")
+                    print("  #\(task["id"]?.intValue ?? 0) \(task["kind"]?.stringValue ?? "") \(task["summary"]?.stringValue ?? "") [\(task["state"]?.stringValue ?? "")] \(task["rowsDone"]?.intValue ?? 0)/\(task["rowsTotal"]?.intValue ?? 0) \(task["kind"]?.stringValue == "backup" ? "pages" : "rows") (\(percent)%)")
                 }
             }
         }

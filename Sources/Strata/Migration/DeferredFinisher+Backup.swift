@@ -68,7 +68,7 @@ extension DeferredFinisher {
     /// One step of the copy: on the writer queue in writer mode (it reads through the writer).
     private func stepBackup(_ backup: OnlineBackup, pages: Int32) throws -> OnlineBackup.Step {
         if backup.mode == .writer {
-            return try store.database.writeWithoutTransaction { _ in try backup.step(pages: pages) }
+            return try writer { _ in try backup.step(pages: pages) }
         }
         return try backup.step(pages: pages)
     }
@@ -83,7 +83,7 @@ extension DeferredFinisher {
             dropBackup(kept)
         }
         let path = store.url.path
-        return try store.database.writeWithoutTransaction { db in
+        return try writer { db in
             try OnlineBackup(source: db, storePath: path, destination: destination, mode: mode)
         }
     }
@@ -101,7 +101,7 @@ extension DeferredFinisher {
     /// Abandons a copy (on the writer queue: it reads through the writer connection).
     private func dropBackup(_ backup: OnlineBackup) {
         if backup.mode == .writer {
-            _ = try? store.database.writeWithoutTransaction { _ in backup.abort() }
+            _ = try? writer { _ in backup.abort() }
         } else {
             backup.abort()
         }
@@ -109,7 +109,7 @@ extension DeferredFinisher {
 
     private func completeBackup(_ backup: OnlineBackup, restarts: Int, step: TaskStep) throws {
         if backup.mode == .writer {
-            try store.database.writeWithoutTransaction { _ in backup.finishCopy() }
+            try writer { _ in backup.finishCopy() }
         } else {
             backup.finishCopy()
         }

@@ -76,7 +76,7 @@ extension DeferredFinisher {
     private func nullKeyBatch(_ table: String, predicate: String, size: Int, state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
         let t = quoteIdentifier(table)
         var next = state
-        let done: Bool = try store.database.writeWithoutTransaction { db in
+        let done: Bool = try writer { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
             return try batchInTransaction(step.session, db) {
@@ -129,7 +129,7 @@ extension DeferredFinisher {
     private func dropBatch(_ table: String, size: Int, state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
         let t = quoteIdentifier(table)
         var next = state
-        let more: Bool = try store.database.writeWithoutTransaction { db in
+        let more: Bool = try writer { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
             return try batchInTransaction(step.session, db) {
@@ -195,7 +195,7 @@ extension DeferredFinisher {
     /// Frees up to `pages` pages; returns whether free pages remain.
     private func vacuumBatch(pages: Int, step: TaskStep) throws -> Bool {
         let synchronous = step.session.synchronous, id = step.id
-        let more = try store.database.writeWithoutTransaction { db in
+        let more = try writer { db in
             if synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             defer { if synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
             try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")

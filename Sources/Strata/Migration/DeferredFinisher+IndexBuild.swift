@@ -136,6 +136,10 @@ extension DeferredFinisher {
         guard var build = state.build else { return nil }
         let buffer = try sortBuffer(for: build, index: index, state: &state)
         build = state.build!
+        let clock = ContinuousClock()
+        var mark = clock.now
+        var phases: [String] = []
+        func lap(_ name: String) { phases.append("\(name)=\(Self.milliseconds(clock.now - mark))"); mark = clock.now }
         // 1. Collect the table's entries (reads only), a batch at a time.
         if !buffer.isSorted {
             while true {
@@ -154,9 +158,11 @@ extension DeferredFinisher {
                 if done { break }
                 guard await pause() else { return park(buffer, build) }
             }
+            lap("collect")
             // 2. Sort, holding no lock on the store; a stop interrupts it (it starts over).
             guard await mayContinue() else { return park(buffer, build) }
             guard try buffer.sort(shouldContinue: options.shouldContinue) else { return park(buffer, build) }
+            lap("sort")
         }
         // 3. Append in key order, a batch at a time.
         while true {
@@ -171,11 +177,17 @@ extension DeferredFinisher {
             FaultInjection.point("index.export")
             guard await pause() else { return park(buffer, build) }
         }
+        lap("append")
         // 4. The container becomes the index, unless a NULL key appeared.
         guard await mayContinue() else { return park(buffer, build) }
         let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
         buffer.close()
         store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
+        if placed {
+            store.logger.info("built index \(index.name) in key order", metadata: [
+                "strata.table": "\(build.table)", "strata.phases_ms": "\(phases.joined(separator: ","))", "strata.entries": "\(build.appended ?? 0)",
+            ])
+        }
         return placed
     }
 
@@ -350,6 +362,12 @@ extension DeferredFinisher {
         state = next
         step.counters.batches += 1
         return true
+    }
+}
+
+extension DeferredFinisher {
+    static func milliseconds(_ d: Duration) -> String {
+        String(format: "%.1f", Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
     }
 }
 

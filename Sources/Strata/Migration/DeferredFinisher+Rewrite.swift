@@ -12,6 +12,12 @@ extension DeferredFinisher {
             state = try beginRewrite(rewrite, conflictKey: conflictKey, step: step)
         }
         if state.copied != true {
+            let copyStart = ContinuousClock.now
+            defer {
+                if state.copied == true {
+                    store.logger.info("copied \(rewrite.table) into its shadow", metadata: ["strata.ms": "\(Self.milliseconds(ContinuousClock.now - copyStart))", "strata.rows": "\(state.rowsDone)"])
+                }
+            }
             while true {
                 guard await mayContinue() else { return false }
                 let batchStart = ContinuousClock.now
@@ -127,7 +133,7 @@ extension DeferredFinisher {
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
         let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
         let shadowIndexes = state.shadowIndexes ?? [:]
-        try store.database.writeWithoutTransaction { db in
+        try writer { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             try db.execute(sql: "PRAGMA legacy_alter_table = ON")
             defer {

@@ -106,8 +106,8 @@ struct DeferredFinisher {
     /// waiting for the disk (`synchronous = NORMAL`: a batch lost to a power failure is redone
     /// from the ledger, which is in the same transaction; the next client commit with the
     /// store's own setting syncs it).
-    func batch<T>(_ session: Session, _ body: (Database) throws -> T) throws -> T {
-        let result: T = try store.database.writeWithoutTransaction { db in
+    func batch<T>(_ session: Session, _ label: String = #function, _ body: (Database) throws -> T) throws -> T {
+        let result: T = try writer(label) { db in
             if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
             var result: T?
@@ -116,6 +116,21 @@ struct DeferredFinisher {
                 return .commit
             }
             return result!
+        }
+        return result
+    }
+
+    /// Runs `body` on the store's writer connection, noting in the log any hold of the write
+    /// lock over twice the batch budget (with the step that took it): none is expected.
+    func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
+        let start = ContinuousClock.now
+        let result = try store.database.writeWithoutTransaction(body)
+        let held = ContinuousClock.now - start
+        if held > options.batchBudget * 2 {
+            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: [
+                "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", Double(held.components.attoseconds) / 1e15 + Double(held.components.seconds) * 1000))",
+                "strata.budget_ms": "\(Int(Double(options.batchBudget.components.attoseconds) / 1e15 + Double(options.batchBudget.components.seconds) * 1000))",
+            ])
         }
         return result
     }
