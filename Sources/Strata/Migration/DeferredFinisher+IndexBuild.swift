@@ -63,7 +63,7 @@ extension DeferredFinisher {
     /// The key columns of `index` with the declared types of `table`.
     private func sortKeys(_ index: IndexLayout, table: String, in db: Database) throws -> [IndexSortBuffer.Key] {
         let types = try declaredTypes(table, in: db)
-        return index.columns.map { IndexSortBuffer.Key(type: types[$0.name] ?? "", collation: "BINARY", descending: !$0.ascending) }
+        return index.columns.map { IndexSortBuffer.Key(column: $0.name, type: types[$0.name] ?? "", descending: !$0.ascending) }
     }
 
     private func nullPredicate(_ index: IndexLayout, prefix: String) -> String {
@@ -140,22 +140,20 @@ extension DeferredFinisher {
         var mark = clock.now
         var phases: [String] = []
         func lap(_ name: String) { phases.append("\(name)=\(Self.milliseconds(clock.now - mark))"); mark = clock.now }
-        // 1. Collect the table's entries (reads only), a batch at a time.
+        // 1. Collect the table's entries (the buffer reads the store: no lock), a batch at a time.
         if !buffer.isSorted {
-            while true {
+            while build.collected != Int64.max {
                 guard await mayContinue() else { return park(buffer, build) }
                 let batchStart = ContinuousClock.now
-                let (rows, upper, sawNull) = try collectBatch(index, from: build.table, after: build.collected, size: step.counters.batchSize)
+                let before = build.collected
+                let (upper, sawNull) = try buffer.collect(from: build.table, after: before, size: step.counters.batchSize)
                 if sawNull { buffer.close(); return false }
-                try buffer.append(rows)
                 build.collected = upper ?? Int64.max
                 state.build = build
-                state.rowsDone += Int64(rows.count)
-                let done = upper == nil
                 try saveBuild(state, step: step)
-                finishedBatch(step, started: batchStart, rows: Int64(rows.count), rowsDone: state.rowsDone, done: false)
+                finishedBatch(step, started: batchStart, rows: 0, rowsDone: state.rowsDone, done: false)
                 FaultInjection.point("index.collect")
-                if done { break }
+                if upper == nil { break }
                 guard await pause() else { return park(buffer, build) }
             }
             lap("collect")
@@ -164,16 +162,20 @@ extension DeferredFinisher {
             guard try buffer.sort(shouldContinue: options.shouldContinue) else { return park(buffer, build) }
             lap("sort")
         }
-        // 3. Append in key order, a batch at a time.
-        while true {
+        // 3. Append in key order, a batch at a time (the writer attaches the buffer meanwhile).
+        let total = try buffer.sortedCount()
+        try attach(buffer)
+        defer { detach() }
+        while (build.appended ?? 0) < total {
             guard await mayContinue() else { return park(buffer, build) }
             let batchStart = ContinuousClock.now
-            let entries = try buffer.next(step.counters.batchSize, after: build.appended ?? 0)
-            if entries.isEmpty { break }
-            build.appended = entries.last!.position
+            let after = build.appended ?? 0
+            let upper = min(total, after + Int64(step.counters.batchSize))
+            build.appended = upper
             state.build = build
-            try appendBatch(entries.map(\.values), build: build, state: state, step: step)
-            finishedBatch(step, started: batchStart, rows: Int64(entries.count), rowsDone: state.rowsDone, done: false)
+            state.rowsDone += upper - after
+            try appendBatch(buffer, build: build, after: after, upTo: upper, state: state, step: step)
+            finishedBatch(step, started: batchStart, rows: upper - after, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")
             guard await pause() else { return park(buffer, build) }
         }
@@ -195,7 +197,7 @@ extension DeferredFinisher {
     private func sortBuffer(for build: DeferredLedger.IndexBuildProgress, index: IndexLayout, state: inout DeferredLedger.Progress) throws -> IndexSortBuffer {
         if let kept = store.indexBuffers.withLock({ $0.removeValue(forKey: build.container) }) { return kept }
         let keys = try store.database.read { db in try sortKeys(index, table: build.table, in: db) }
-        let buffer = try IndexSortBuffer(path: "\(store.url.path)-\(build.container).sort", keys: keys)
+        let buffer = try IndexSortBuffer(path: "\(store.url.path)-\(build.container).sort", storePath: store.url.path, keys: keys)
         state.build?.collected = nil
         state.build?.appended = nil
         return buffer
@@ -207,47 +209,35 @@ extension DeferredFinisher {
         return nil
     }
 
-    /// Reads the next batch of entries after rowid `after` (a reader: no lock); the upper rowid
-    /// read (nil when the table is done); whether a NULL key was seen.
-    private func collectBatch(_ index: IndexLayout, from table: String, after: Int64?, size: Int) throws -> ([[DatabaseValue]], Int64?, Bool) {
-        let t = quoteIdentifier(table)
-        let columns = index.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
-        return try store.database.read { db in
-            let last = after ?? Int64.min
-            let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1])
-            let rows = try Row.fetchAll(db, sql: "SELECT \(columns), rowid FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?") ORDER BY rowid",
-                                        arguments: upper == nil ? [last] : [last, upper])
-            var entries: [[DatabaseValue]] = []
-            entries.reserveCapacity(rows.count)
-            for row in rows {
-                let values = (0...index.columns.count).map { row[$0] as DatabaseValue }
-                if values.dropLast().contains(where: \.isNull) { return ([], nil, true) }
-                entries.append(values)
-            }
-            return (entries, upper, false)
-        }
-    }
-
     private func saveBuild(_ state: DeferredLedger.Progress, step: TaskStep) throws {
         try batch(step.session) { db in try DeferredLedger.saveProgress(state, id: step.id, in: db) }
     }
 
-    /// Appends sorted entries to the container, skipping the rows changed since the build began
-    /// (the triggers keep theirs), in one transaction with the progress.
-    private func appendBatch(_ entries: [[DatabaseValue]], build: DeferredLedger.IndexBuildProgress, state: DeferredLedger.Progress, step: TaskStep) throws {
-        let keys = build.container
+    /// Appends the sorted entries at positions in (`after`, `upTo`] to the container, skipping the
+    /// rows changed since the build began (the triggers keep theirs), in one transaction with
+    /// the progress.
+    private func appendBatch(_ buffer: IndexSortBuffer, build: DeferredLedger.IndexBuildProgress, after: Int64, upTo: Int64,
+                             state: DeferredLedger.Progress, step: TaskStep) throws {
         try batch(step.session) { db in
-            let count = entries.first?.count ?? 1
-            let names = ((0..<count - 1).map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
-            let placeholders = Array(repeating: "?", count: count).joined(separator: ", ")
-            let statement = try db.cachedStatement(sql: """
-                INSERT INTO \(quoteIdentifier(keys)) (\(names)) SELECT \(placeholders)
-                WHERE NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(build.changes)) WHERE "rid" = ?) ON CONFLICT DO NOTHING
-                """)
-            for entry in entries {
-                try statement.execute(arguments: StatementArguments(entry + [entry.last!]))
-            }
+            try db.execute(sql: buffer.appendSQL(container: build.container, changes: build.changes), arguments: [after, upTo])
             try DeferredLedger.saveProgress(state, id: step.id, in: db)
+        }
+    }
+
+    private func attach(_ buffer: IndexSortBuffer) throws {
+        try writer { db in
+            let attached = try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_database_list WHERE name = ?", arguments: [IndexSortBuffer.attachment]) ?? false
+            if !attached {
+                try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [buffer.path])
+            }
+        }
+    }
+
+    private func detach() {
+        _ = try? writer { db in
+            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_database_list WHERE name = ?", arguments: [IndexSortBuffer.attachment]) ?? false {
+                try db.execute(sql: "DETACH DATABASE \(IndexSortBuffer.attachment)")
+            }
         }
     }
 
