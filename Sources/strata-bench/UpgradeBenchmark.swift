@@ -41,6 +41,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs (default: none, seed every run).")
     var seedCache: String?
     @Option(name: .long, help: "Runs to make, comma-separated: deferred, default, sync, cli.") var runs = "deferred,default,sync,cli"
+    @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
     @OptionGroup var options: BenchOptions
 
     static let allRuns = ["deferred", "default", "sync", "cli"]
@@ -151,6 +152,15 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             try Self.remove(store)
         }
         results.loadEnd = Self.loadAverage()
+        if trace {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            for (name, figures) in [("finish", results.duringFinish), ("finish_default", results.duringFinishDefault)] {
+                guard let figures else { continue }
+                let lines = figures.slowest.sorted { $0.ms > $1.ms }.prefix(15).map { String(format: "  %8.1f ms at ", $0.ms) + formatter.string(from: $0.at) }
+                FileHandle.standardError.write(Data("strata-bench: slowest requests during \(name):\n\(lines.joined(separator: "\n"))\n".utf8))
+            }
+        }
         if options.json {
             print(results.json)
         } else {

@@ -16,6 +16,8 @@ final class UpgradeClients: Sendable {
         var maxMicroseconds = 0.0
         var errors = 0
         var firstErrors: [String] = []
+        /// The slowest requests: (latency ms, when it started).
+        var slowest: [(ms: Double, at: Date)] = []
     }
 
     private let socket: String
@@ -73,9 +75,17 @@ final class UpgradeClients: Sendable {
                                 "values": ["name": .string(Self.value(client: client, sequence: sequence))],
                             ])
                             let took = clock.now - start
+                            let startedAt = Date(timeIntervalSinceNow: -took.seconds)
                             figures.withLock {
                                 $0[current, default: PhaseFigures()].latency.record(took)
                                 $0[current, default: PhaseFigures()].maxMicroseconds = max($0[current, default: PhaseFigures()].maxMicroseconds, took.milliseconds * 1000)
+                                if took > .milliseconds(20) {
+                                    $0[current, default: PhaseFigures()].slowest.append((took.milliseconds, startedAt))
+                                    if $0[current]!.slowest.count > 200 {
+                                        $0[current]!.slowest.sort { $0.ms > $1.ms }
+                                        $0[current]!.slowest.removeLast(100)
+                                    }
+                                }
                             }
                             acknowledged.withLock { $0[client][pk] = sequence }
                         } catch let error as VarlinkError {

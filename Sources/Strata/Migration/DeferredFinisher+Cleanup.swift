@@ -22,6 +22,7 @@ extension DeferredFinisher {
             }
             guard await mayContinue() else { return false }
             state = try retireIndexes(step, table: table, plan: plan, state: state)
+            step.counters.batchSize = Counters.initialBatchSize
         }
         while true {
             guard await mayContinue() else { return false }

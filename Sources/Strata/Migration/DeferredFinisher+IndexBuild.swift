@@ -23,6 +23,11 @@ extension DeferredFinisher {
         return built
     }
 
+    /// Whether `query` returns a row (on a reader connection: no lock).
+    private func exists(_ query: String) throws -> Bool {
+        try store.database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (\(query))") ?? true }
+    }
+
     private func tableExists(_ table: String) throws -> Bool { try store.database.read { db in try db.tableExists(table) } }
     private func indexTable(_ name: String) throws -> String? { try store.database.read { db in try IndexRelocation.indexTable(name, in: db) } }
 
@@ -46,12 +51,17 @@ extension DeferredFinisher {
     ///
     /// `adopted` runs in the transaction that gives the index its place. Returns false when
     /// stopped before the end (the state is in the task's progress).
-    func buildIndex(_ index: IndexLayout, on table: String, as name: String, state: inout DeferredLedger.Progress, step: TaskStep,
+    func buildIndex(_ index: IndexLayout, on table: String, as name: String, source: (table: String, index: String)? = nil,
+                    state: inout DeferredLedger.Progress, step: TaskStep,
                     adopted: @escaping (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool {
         if state.build?.index != index.name || state.build?.table != table {
-            state = try beginSortedBuild(index, on: table, as: name, state: state, step: step)
+            state = try beginSortedBuild(index, on: table, as: name, source: source, state: state, step: step)
         }
-        if state.build?.phase == .sorted {
+        if state.build?.phase == .sorted, state.build?.sourceIndex != nil {
+            guard let finished = try await runStreamedBuild(index, state: &state, step: step, adopted: adopted) else { return false }
+            if finished { return true }
+            state = try switchToFallback(index, state: state, step: step)
+        } else if state.build?.phase == .sorted {
             guard let finished = try await runSortedBuild(index, state: &state, step: step, adopted: adopted) else { return false }
             if finished { return true }
             // A NULL key: on to the fallback.
@@ -72,8 +82,8 @@ extension DeferredFinisher {
 
     // MARK: Sorted build
 
-    private func beginSortedBuild(_ index: IndexLayout, on table: String, as name: String, state: DeferredLedger.Progress,
-                                  step: TaskStep) throws -> DeferredLedger.Progress {
+    private func beginSortedBuild(_ index: IndexLayout, on table: String, as name: String, source: (table: String, index: String)?,
+                                  state: DeferredLedger.Progress, step: TaskStep) throws -> DeferredLedger.Progress {
         var next = state
         try batch(step.session) { db in
             let container = try IndexRelocation.freeName("_strata_sorted_\(index.name)", in: db)
@@ -93,7 +103,8 @@ extension DeferredFinisher {
                 try db.execute(sql: sql)
             }
             next.build = DeferredLedger.IndexBuildProgress(index: index.name, name: name, table: table, phase: .sorted,
-                                                          container: container, changes: changes, nulls: nulls)
+                                                          container: container, changes: changes, nulls: nulls,
+                                                          sourceTable: source?.table, sourceIndex: source?.index)
             FaultInjection.point("index.start")
             try DeferredLedger.saveProgress(next, id: step.id, in: db)
         }
@@ -139,7 +150,11 @@ extension DeferredFinisher {
         let clock = ContinuousClock()
         var mark = clock.now
         var phases: [String] = []
-        func lap(_ name: String) { phases.append("\(name)=\(Self.milliseconds(clock.now - mark))"); mark = clock.now }
+        func lap(_ name: String) {
+            phases.append("\(name)=\(Self.milliseconds(clock.now - mark))")
+            mark = clock.now
+            store.logger.info("index build phase done", metadata: ["strata.index": "\(index.name)", "strata.phase": "\(name)"])
+        }
         // 1. Collect the table's entries (the buffer reads the store: no lock), a batch at a time.
         if !buffer.isSorted {
             while build.collected != Int64.max {
@@ -163,6 +178,8 @@ extension DeferredFinisher {
             lap("sort")
         }
         // 3. Append in key order, a batch at a time (the writer attaches the buffer meanwhile).
+        // Appending costs more per entry than collecting: the batch size adapts afresh.
+        step.counters.batchSize = Counters.initialBatchSize
         let total = try buffer.sortedCount()
         try attach(buffer)
         defer { detach() }
@@ -188,6 +205,63 @@ extension DeferredFinisher {
         if placed {
             store.logger.info("built index \(index.name) in key order", metadata: [
                 "strata.table": "\(build.table)", "strata.phases_ms": "\(phases.joined(separator: ","))", "strata.entries": "\(build.appended ?? 0)",
+            ])
+        }
+        return placed
+    }
+
+    /// A sorted build whose entries are read, already in key order, from an index of the live
+    /// table with the same key columns (a rewrite's shadow keeps the live table's rowids and
+    /// values): no collecting, no sorting. Returns like ``runSortedBuild``.
+    private func runStreamedBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
+                                  adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool? {
+        guard var build = state.build, let sourceTable = build.sourceTable, let sourceIndex = build.sourceIndex else { return nil }
+        let started = ContinuousClock.now
+        let t = quoteIdentifier(sourceTable), source = quoteIdentifier(sourceIndex)
+        let columns = index.columns.map { quoteIdentifier($0.name) }
+        let tuple = "(\((columns + ["rowid"]).joined(separator: ", ")))"
+        let order = (columns + ["rowid"]).joined(separator: ", ")
+        if build.sourceCursor == nil {
+            let nulls = index.columns.map { "\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ")
+            if try exists("SELECT 1 FROM \(t) INDEXED BY \(source) WHERE \(nulls)") { return false }
+        }
+        step.counters.batchSize = Counters.initialBatchSize
+        while true {
+            guard await mayContinue() else { return nil }
+            let batchStart = ContinuousClock.now
+            let size = step.counters.batchSize
+            var next = state
+            let (done, count) = try batch(step.session) { db -> (Bool, Int64) in
+                let cursor = build.sourceCursor?.map(\.databaseValue)
+                let lower = cursor == nil ? "" : "\(tuple) > (\(Array(repeating: "?", count: cursor!.count).joined(separator: ", "))) AND "
+                let lowerArguments = StatementArguments(cursor ?? [])
+                let upper = try Row.fetchOne(db, sql: "SELECT \(order) FROM \(t) INDEXED BY \(source) WHERE \(lower)1 ORDER BY \(order) LIMIT 1 OFFSET ?",
+                                             arguments: lowerArguments + [size - 1])
+                let upperValues = upper.map { row in (0..<row.count).map { row[$0] as DatabaseValue } }
+                let names = (index.columns.indices.map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
+                let bound = upperValues == nil ? "" : "\(tuple) <= (\(Array(repeating: "?", count: upperValues!.count).joined(separator: ", "))) AND "
+                try db.execute(sql: """
+                    INSERT INTO \(quoteIdentifier(build.container)) (\(names)) SELECT \(order) FROM \(t) INDEXED BY \(source)
+                    WHERE \(lower)\(bound)rowid NOT IN (SELECT "rid" FROM \(quoteIdentifier(build.changes))) ORDER BY \(order) ON CONFLICT DO NOTHING
+                    """, arguments: lowerArguments + StatementArguments(upperValues ?? []))
+                let inserted = Int64(db.changesCount)
+                build.sourceCursor = upperValues?.map(DeferredLedger.StoredValue.init)
+                next.build = build
+                next.rowsDone += inserted
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+                return (upperValues == nil, inserted)
+            }
+            state = next
+            finishedBatch(step, started: batchStart, rows: count, rowsDone: state.rowsDone, done: false)
+            FaultInjection.point("index.export")
+            if done { break }
+            guard await pause() else { return nil }
+        }
+        guard await mayContinue() else { return nil }
+        let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
+        if placed {
+            store.logger.info("built index \(index.name) in key order from \(sourceIndex)", metadata: [
+                "strata.table": "\(build.table)", "strata.ms": "\(Self.milliseconds(ContinuousClock.now - started))",
             ])
         }
         return placed

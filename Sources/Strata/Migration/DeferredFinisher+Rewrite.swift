@@ -34,7 +34,9 @@ extension DeferredFinisher {
             guard await mayContinue() else { return false }
             step.counters.batchSize = Counters.initialBatchSize
             let name = try shadowIndexName(index, state: state)
-            let built = try await buildIndex(index, on: rewrite.shadowTable, as: name, state: &state, step: step) { progress, _ in
+            let source = keyColumn == StorageLayout.primaryKeyColumn ? try liveIndex(matching: index, on: rewrite.table) : nil
+            let built = try await buildIndex(index, on: rewrite.shadowTable, as: name, source: source.map { (rewrite.table, $0) },
+                                             state: &state, step: step) { progress, _ in
                 progress.shadowIndexes = (progress.shadowIndexes ?? [:]).merging([index.name: name]) { $1 }
             }
             guard built else { return false }
@@ -44,6 +46,24 @@ extension DeferredFinisher {
         step.counters.batches += 1
         report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
         return true
+    }
+
+    /// An index of the live table with exactly the key columns of `index`, all ascending (its
+    /// entries, read in order, are the shadow's: same rowids, same values).
+    private func liveIndex(matching index: IndexLayout, on table: String) throws -> String? {
+        guard index.columns.allSatisfy(\.ascending) else { return nil }
+        let wanted = index.columns.map(\.name)
+        return try store.database.read { db in
+            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name", arguments: [table]) {
+                let keys = try Row.fetchAll(db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
+                let partial = try Bool.fetchOne(db, sql: "SELECT partial FROM pragma_index_list(?) WHERE name = ?", arguments: [table, name]) ?? true
+                if !partial, keys.map({ $0["name"] as String? ?? "" }) == wanted,
+                   keys.allSatisfy({ ($0["desc"] as Int) == 0 && (($0["coll"] as String?) ?? "BINARY").uppercased() == "BINARY" }) {
+                    return name
+                }
+            }
+            return nil
+        }
     }
 
     /// The temporary name of a final index on the shadow: the one its build in progress uses,

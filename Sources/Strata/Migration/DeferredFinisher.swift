@@ -123,9 +123,12 @@ struct DeferredFinisher {
     /// Runs `body` on the store's writer connection, noting in the log any hold of the write
     /// lock over twice the batch budget (with the step that took it): none is expected.
     func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
-        let start = ContinuousClock.now
-        let result = try store.database.writeWithoutTransaction(body)
-        let held = ContinuousClock.now - start
+        var held = Duration.zero
+        let result = try store.database.writeWithoutTransaction { db in
+            let start = ContinuousClock.now
+            defer { held = ContinuousClock.now - start }
+            return try body(db)
+        }
         if held > options.batchBudget * 2 {
             store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: [
                 "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", Double(held.components.attoseconds) / 1e15 + Double(held.components.seconds) * 1000))",
@@ -151,10 +154,11 @@ struct DeferredFinisher {
     }
 
     /// Scales the next batch so that it takes about the budget. Growth is capped at 1.5x per
-    /// batch and the target is 80% of the budget: an overrun delays writers, a short batch
-    /// only costs a little throughput.
+    /// batch and the target is 60% of the budget: an overrun delays writers (a client that
+    /// arrives during a batch waits for the rest of it), a short batch only costs a little
+    /// throughput.
     func adapt(_ counters: Counters, elapsed: Duration, limit: Int = 200_000) {
-        let budget = 0.8 * (Double(options.batchBudget.components.attoseconds) / 1e18 + Double(options.batchBudget.components.seconds))
+        let budget = 0.6 * (Double(options.batchBudget.components.attoseconds) / 1e18 + Double(options.batchBudget.components.seconds))
         let took = max(1e-5, Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
         let scaled = Double(counters.batchSize) * min(1.5, max(0.25, budget / took))
         counters.batchSize = Int(min(Double(limit), max(16, scaled)))

@@ -62,6 +62,41 @@ enum DeferredLedger {
         var side: String? = nil
         var sideIndex: String? = nil
         var sideLastKey: Int64? = nil
+        /// Sorted builds on a rewrite's shadow: an index of the live table with the same key
+        /// columns, read in key order instead of sorting, and the last entry read (key values,
+        /// then the rowid).
+        var sourceTable: String? = nil
+        var sourceIndex: String? = nil
+        var sourceCursor: [StoredValue]? = nil
+    }
+
+    /// A database value in the ledger's JSON.
+    enum StoredValue: Codable, Equatable {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob(Data)
+
+        init(_ value: DatabaseValue) {
+            switch value.storage {
+            case .null: self = .null
+            case .int64(let i): self = .integer(i)
+            case .double(let d): self = .real(d)
+            case .string(let s): self = .text(s)
+            case .blob(let b): self = .blob(b)
+            }
+        }
+
+        var databaseValue: DatabaseValue {
+            switch self {
+            case .null: return .null
+            case .integer(let i): return i.databaseValue
+            case .real(let d): return d.databaseValue
+            case .text(let s): return s.databaseValue
+            case .blob(let b): return b.databaseValue
+            }
+        }
     }
 
     static func pendingTasks(in db: Database) throws -> [DeferredTask] {

@@ -81,12 +81,13 @@ final class WALCheckpointer: Sendable {
     /// checkpoint connection. Call once.
     func stop(store: PersistentStore) {
         queue.sync {}   // the last background checkpoint
+        // Checkpoint before the automatic checkpoint is back, or the next client commit would.
+        if isDue { checkpoint() }
         let restored = (try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
         }) != nil
         // The hook is gone once the automatic checkpoint is back: release its context.
         if restored { Unmanaged.passUnretained(frames).release() }
-        if isDue { checkpoint() }
         connection.withLock { queue in
             try? queue?.close()
             queue = nil
