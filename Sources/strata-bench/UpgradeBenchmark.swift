@@ -42,6 +42,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     var seedCache: String?
     @Option(name: .long, help: "Runs to make, comma-separated: deferred, default, sync, cli.") var runs = "deferred,default,sync,cli"
     @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
+    @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 20ms).") var batchBudget: String?
+    @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 10ms).") var pauseBetweenBatches: String?
     @OptionGroup var options: BenchOptions
 
     static let allRuns = ["deferred", "default", "sync", "cli"]
@@ -51,6 +53,9 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         guard clients > 0, interval >= 0, idleSeconds > 0 else { throw ValidationError("--clients, --interval-ms and --idle-s must be positive") }
         for run in runs.split(separator: ",") where !Self.allRuns.contains(String(run)) {
             throw ValidationError("--runs: unknown run '\(run)'; choose from \(Self.allRuns.joined(separator: ", "))")
+        }
+        for (name, value) in [("--batch-budget", batchBudget), ("--pause", pauseBetweenBatches)] {
+            if let value, DurationText.parse(value) == nil { throw ValidationError("\(name): '\(value)' is not a duration (e.g. 20ms)") }
         }
     }
 
@@ -72,11 +77,14 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: sockets) }
         let launcher = Launcher(executable: executable, directory: directory.url, sockets: sockets, models: models)
         var results = UpgradeResults(rows: rows, clients: clients, interval: interval, storeMB: sizeMB, loadStart: loadStart)
+        results.batchBudget = batchBudget ?? "20ms"
+        results.pause = pauseBetweenBatches ?? "10ms"
 
         if selected.contains("deferred") {
             progress.say("deferred: exec → READY=1 with defer_cleanup, no backup…")
             let store = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "deferred.sqlite"))
-            let daemon = try launcher.launch("deferred", store: store, deferCleanup: true, backup: false)
+            let daemon = try launcher.launch("deferred", store: store, deferCleanup: true, backup: false,
+                                             scheduler: ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches].compactMapValues { $0 })
             results.readyDeferred = daemon.ready
             let load = UpgradeClients(socket: launcher.dataSocket, count: clients, rows: rows, interval: .milliseconds(interval))
             load.start()
@@ -228,7 +236,8 @@ struct Launcher {
 
     /// `shippedScheduler`: the scheduler section left out (the shipped defaults); otherwise the
     /// scheduler is disabled so that only `FinishDeferred` runs work (same batch settings).
-    func launch(_ name: String, store: URL, deferCleanup: Bool, backup: Bool, shippedScheduler: Bool = false) throws -> BenchDaemon {
+    func launch(_ name: String, store: URL, deferCleanup: Bool, backup: Bool, shippedScheduler: Bool = false,
+                scheduler: [String: String] = [:]) throws -> BenchDaemon {
         let config = directory.appending(path: "\(name).yaml").path
         var text = """
             stores:
@@ -247,7 +256,10 @@ struct Launcher {
             log_level: info
 
             """
-        if !shippedScheduler { text += "scheduler:\n  enabled: false\n" }
+        if !shippedScheduler {
+            text += "scheduler:\n  enabled: false\n"
+            for (key, value) in scheduler.sorted(by: { $0.key < $1.key }) { text += "  \(key): \(value)\n" }
+        }
         try text.write(toFile: config, atomically: true, encoding: .utf8)
         return try BenchDaemon(executable: executable, config: config, log: directory.appending(path: "\(name).log").path, notifyDirectory: sockets)
     }

@@ -268,6 +268,36 @@ struct DeferredBoundedStepsTests {
         try migrated.close()
     }
 
+    @Test("a migration during an index build drops its triggers; the new ledger drops its tables and sort buffer")
+    func abandonedIndexBuild() async throws {
+        let directory = TemporaryDirectory("abandon")
+        let url = directory.file("store.sqlite")
+        try Self.seed(3000, at: url)
+        let store = try PersistentStore.open(at: url, model: Self.byScore, options: StoreOptions(migration: .deferred))
+        let allowed = Counter()
+        _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1), shouldContinue: { allowed.increment() < 5 }))
+        #expect(try Self.master(store, "_strata_sorted_Item_byScore") == "_strata_sorted_Item_byScore")
+        let buffer = url.path + "-_strata_sorted_Item_byScore.sort"
+        #expect(FileManager.default.fileExists(atPath: buffer))
+        try store.close()
+        #expect(!FileManager.default.fileExists(atPath: buffer))
+        // v3 drops the flag index and keeps byScore: the build restarts, its leftovers are dropped.
+        let v3 = ObjectModel(version: "items 3", entities: [
+            Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64), Attribute("score", .double), Attribute("flag", .bool)],
+                   indexes: [Index("byScore", elements: [.init("score", ascending: false)])]),
+        ])
+        let migrated = try PersistentStore.open(at: url, model: v3, options: StoreOptions(migration: .deferred))
+        let tables = try migrated.pendingDeferredWork().compactMap(\.table)
+        for leftover in ["_strata_sorted_Item_byScore", "_strata_changes_Item_byScore", "_strata_nulls_Item_byScore"] {
+            #expect(tables.contains(leftover), "\(leftover) in \(tables)")
+        }
+        #expect(try DeferredMigrationTests.int(migrated, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 0)
+        try await migrated.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(try Self.integrity(migrated) == "ok")
+        #expect(try DeferredMigrationTests.snapshot(migrated) == DeferredMigrationTests.freshSchema(v3))
+        try migrated.close()
+    }
+
     @Test("the writer's automatic checkpoint is restored after finishing")
     func autocheckpointRestored() async throws {
         let directory = TemporaryDirectory("wal")

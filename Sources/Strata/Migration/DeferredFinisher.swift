@@ -92,7 +92,22 @@ struct DeferredFinisher {
             try db.execute(sql: "PRAGMA cache_size = -65536")
         }
         session.checkpointer = try? WALCheckpointer(store: store)
+        removeStaleSortBuffers()
         return session
+    }
+
+    /// Sort buffers (`STORE-_strata_sorted_<index>.sort`) that this store object does not hold
+    /// are left over by a crash or an abandoned build: removed (a build collects again into a
+    /// new buffer when it resumes).
+    private func removeStaleSortBuffers() {
+        let directory = store.url.deletingLastPathComponent()
+        let prefix = store.url.lastPathComponent + "-_strata_sorted_"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        let kept = store.indexBuffers.withLock { Set($0.values.map(\.path)) }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".sort") {
+            let path = directory.appendingPathComponent(name).path
+            if !kept.contains(path) { try? FileManager.default.removeItem(atPath: path) }
+        }
     }
 
     private func endSession(_ session: Session) {
