@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import StrataDaemon
+
+/// Hostile slow calls on one store neither delay another store's calls nor starve the
+/// watchdog loop: each store's blocking work runs on its own threads.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SlowCallIsolationTests {
+    /// A regular expression with catastrophic backtracking against a string it cannot match:
+    /// each Fetch evaluating it spends seconds in ICU (about 2 s here; doubling with every
+    /// extra `a`).
+    static let hostileTail = String(repeating: "a", count: 29) + "!"
+    static let hostilePredicate = "tailNumber MATCHES '(a+)+b'"
+
+    @Test func slowCallsOnOneStoreDoNotDelayOtherStoresOrTheWatchdog() async throws {
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try sandbox.writeConfig(stores: ["aircraft", "second"])
+        let notify = NotifyListener(path: sandbox.path("notify.sock"))
+        defer { notify.close() }
+        // WatchdogSec=4s: pings every 4/3 s; the gap must stay under half of it.
+        let watchdog: Duration = .seconds(4)
+        let daemon = try DaemonProcess(config: sandbox.configPath, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "4000000"])
+        defer { daemon.signal(SIGTERM) }
+        #expect(await notify.wait { $0.contains("READY=1") } != nil, "\(daemon.log)")
+
+        let setup = try #require(RawVarlinkSocket(path: sandbox.dataSocket))
+        setup.call("io.strata.Store.Insert", ["store": "aircraft", "entity": "Aircraft", "values": ["tailNumber": .string(Self.hostileTail)]])
+        #expect(setup.reply()?.error == nil)
+
+        // Six hostile fetches (three times the store's threads), each on its own connection.
+        let started = ContinuousClock.now
+        let hostile = (0..<6).compactMap { _ in RawVarlinkSocket(path: sandbox.dataSocket, receiveTimeout: .seconds(90)) }
+        #expect(hostile.count == 6)
+        for socket in hostile {
+            socket.call("io.strata.Store.Fetch", ["store": "aircraft", "entity": "Aircraft", "predicate": .string(Self.hostilePredicate)])
+        }
+        let finished = Task.detached { () -> [ContinuousClock.Instant] in
+            hostile.map { socket in
+                _ = socket.reply()
+                return ContinuousClock.now
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+
+        // Meanwhile: the other store and the admin socket answer.
+        let other = try #require(RawVarlinkSocket(path: sandbox.dataSocket))
+        other.call("io.strata.Store.Count", ["store": "second", "entity": "Aircraft"])
+        let otherReply = other.reply()
+        let otherAnswered = ContinuousClock.now
+        #expect(otherReply?.parameters["count"] == .int(0), "\(String(describing: otherReply))")
+        let admin = try #require(RawVarlinkSocket(path: sandbox.adminSocket))
+        admin.call("io.strata.Admin.Status")
+        #expect(admin.reply()?.error == nil)
+        let adminAnswered = ContinuousClock.now
+
+        let hostileDone = await finished.value
+        let firstHostile = try #require(hostileDone.min())
+        let lastHostile = try #require(hostileDone.max())
+        // The hostile calls must still have been running, or they prove nothing.
+        #expect(firstHostile > adminAnswered,
+                "the hostile call took only \(firstHostile - started): pick a slower one (a longer hostileTail)")
+        #expect(otherAnswered < firstHostile)
+
+        // The watchdog kept pinging while they ran.
+        let pings = notify.arrivals(of: "WATCHDOG=1").filter { $0 >= started.advanced(by: .milliseconds(-1500)) && $0 <= lastHostile }
+        let gaps = zip(pings, pings.dropFirst()).map { $1 - $0 } + [lastHostile - (pings.last ?? started)]
+        let longest = gaps.max() ?? .zero
+        #expect(pings.count >= 2, "pings during \(lastHostile - started) of hostile calls: \(pings.count)")
+        #expect(longest < watchdog / 2, "longest watchdog gap \(longest) while hostile calls ran for \(lastHostile - started)")
+        print("hostile calls ran \(lastHostile - started); \(pings.count) watchdog pings, longest gap \(longest)")
+    }
+}
