@@ -18,7 +18,7 @@ struct SystemdTests {
         var binaries = Paths.binaries
         var staging: URL?
         if ["/tmp/", "/var/tmp/"].contains(where: { root.path.hasPrefix($0) || binaries.path.hasPrefix($0) }) {
-            let stage = URL(fileURLWithPath: "/var/lib/strata-systemd-test-\(UUID().uuidString.prefix(8))")
+            let stage = URL(fileURLWithPath: "/var/cache/strata-systemd-test-\(UUID().uuidString.prefix(8))")
             let fm = FileManager.default
             try fm.createDirectory(at: stage.appendingPathComponent("bin"), withIntermediateDirectories: true)
             try fm.createDirectory(at: stage.appendingPathComponent("Tests/EndToEndTests"), withIntermediateDirectories: true)
