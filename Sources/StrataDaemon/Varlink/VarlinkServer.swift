@@ -126,35 +126,50 @@ public final class VarlinkServer: Sendable {
     /// Admits or refuses a freshly accepted connection (on its event loop) and builds its
     /// pipeline accordingly.
     private func initialize(_ channel: Channel) throws -> Incoming {
-        let limits = configuration.limits
         let peer = PeerCredentials.identity(of: channel)
         switch admit(peer) {
         case .admit:
-            let activity = ConnectionActivity()
-            try channel.pipeline.syncOperations.addHandlers([
-                IdleStateHandler(readTimeout: TimeAmount(clamping: limits.idleTimeout)),
-                StallTimeoutHandler(activity: activity, logger: logger, peer: peer),
-                MessageDeadlineHandler(timeout: limits.messageTimeout, logger: logger, peer: peer),
-                ByteToMessageHandler(NULFrameDecoder(maxSize: limits.maxMessageSize)),
-                MessageToByteHandler(NULFrameEncoder()),
-            ])
-            // At most two decoded messages wait for the connection's task (calls run one at a
-            // time); past that NIO stops reading and the kernel's buffer pushes back.
-            let async = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
-                wrappingChannelSynchronously: channel,
-                configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
-            return .admitted(AcceptedConnection(channel: async, peer: peer, activity: activity, socket: configuration.name))
+            do {
+                return .admitted(try admittedPipeline(channel, peer: peer))
+            } catch {
+                shared.withLock { $0.slots -= 1 }
+                throw error
+            }
         case .refuse(let error, let reason):
             logger.notice("\(reason)", metadata: ["strata.peer": "\(peer.map(\.description) ?? "unknown")", "strata.error": "\(error.name)"])
-            try channel.pipeline.syncOperations.addHandler(
-                RefusedConnectionHandler(error: error, grace: min(Self.refusalGrace, limits.idleTimeout)) { [self] in
+            let grace = min(Self.refusalGrace, configuration.limits.idleTimeout)
+            do {
+                try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(error: error, grace: grace) { [self] in
                     shared.withLock { $0.refusing -= 1 }
                 })
+            } catch {
+                shared.withLock { $0.refusing -= 1 }
+                throw error
+            }
             return .refused
         case .drop:
             channel.close(promise: nil)
             return .refused
         }
+    }
+
+    /// The pipeline of an admitted connection, wrapped for its task.
+    private func admittedPipeline(_ channel: Channel, peer: PeerIdentity?) throws -> AcceptedConnection {
+        let limits = configuration.limits
+        let activity = ConnectionActivity()
+        try channel.pipeline.syncOperations.addHandlers([
+            IdleStateHandler(readTimeout: TimeAmount(clamping: limits.idleTimeout)),
+            StallTimeoutHandler(activity: activity, logger: logger, peer: peer),
+            MessageDeadlineHandler(timeout: limits.messageTimeout, logger: logger, peer: peer),
+            ByteToMessageHandler(NULFrameDecoder(maxSize: limits.maxMessageSize)),
+            MessageToByteHandler(NULFrameEncoder()),
+        ])
+        // At most two decoded messages wait for the connection's task (calls run one at a
+        // time); past that NIO stops reading and the kernel's buffer pushes back.
+        let async = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
+        return AcceptedConnection(channel: async, peer: peer, activity: activity, socket: configuration.name)
     }
 
     private func admit(_ peer: PeerIdentity?) -> Admission {
