@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,9 +60,9 @@ enum PeerCredentials {
 
     private static func read<Value: Sendable>(_ provider: SocketOptionProvider, _ option: Int32) -> Value? {
         let future: EventLoopFuture<Value> = provider.unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: option))
-        // On the channel's event loop the future is already complete.
-        var result: Value?
-        future.whenSuccess { result = $0 }
-        return result
+        // On the channel's event loop the future is already complete: the callback runs now.
+        let result = Mutex<Value?>(nil)
+        future.whenSuccess { value in result.withLock { $0 = value } }
+        return result.withLock { $0 }
     }
 }
