@@ -56,10 +56,10 @@ struct FinishFailureTests {
         try #require(tasks.count == 2, "deferred tasks at Post 4: \(tasks)\n\(daemon.log)")
         let space = try FileManager.default.attributesOfFileSystem(forPath: disk)
         let used = (space[.systemSize] as? Int ?? 0) - (space[.systemFreeSize] as? Int ?? 0)
-        let shrunk = try runCommand("/bin/mount", ["-o", "remount,size=\((used + (512 << 10)) >> 10)k", disk])
+        let shrunk = try await runCommandOffThread("/bin/mount", ["-o", "remount,size=\((used + (512 << 10)) >> 10)k", disk])
         try #require(shrunk.status == 0, "remount: \(shrunk.output)")
 
-        let result = try runCommand(Paths.stratactl, ["finish-deferred", "posts", "--wait", "--now", "--json", "--socket", sandbox.adminSocket])
+        let result = try await runCommandOffThread(Paths.stratactl, ["finish-deferred", "posts", "--wait", "--now", "--json", "--socket", sandbox.adminSocket])
         #expect(result.status == 1, "exit status \(result.status): \(result.output)")
         let json = try #require(result.output.firstIndex(of: "{").map { String(result.output[$0...]) })
         let reply = try JSONValue.decode(Data(json.utf8))
@@ -70,7 +70,7 @@ struct FinishFailureTests {
         #expect(store0?["tasksFinished"] == .int(0))
         #expect(store0?["stoppedEarly"] == .bool(true))
 
-        let text = try runCommand(Paths.stratactl, ["finish-deferred", "posts", "--wait", "--now", "--socket", sandbox.adminSocket])
+        let text = try await runCommandOffThread(Paths.stratactl, ["finish-deferred", "posts", "--wait", "--now", "--socket", sandbox.adminSocket])
         #expect(text.status == 1)
         #expect(text.output.contains("posts: failed:") && text.output.contains("2 task(s) remaining"), "\(text.output)")
         #expect(daemon.process.isRunning)

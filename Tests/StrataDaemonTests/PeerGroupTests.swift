@@ -15,7 +15,7 @@ struct PeerGroupTests {
 
     /// A Count on the data socket as uid nobody with `credentials` (setpriv options); the
     /// reply's error name, or "ok".
-    private func countAs(_ credentials: [String], socket: String) throws -> String {
+    private func countAs(_ credentials: [String], socket: String) async throws -> String {
         let script = """
             import json, socket, sys
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -24,7 +24,7 @@ struct PeerGroupTests {
             reply = json.loads(s.recv(65536).rstrip(b'\\0'))
             print(reply.get("error", "ok"))
             """
-        let result = try runCommand("/usr/bin/setpriv", ["--reuid=65534"] + credentials + ["/usr/bin/python3", "-c", script, socket])
+        let result = try await runCommandOffThread("/usr/bin/setpriv", ["--reuid=65534"] + credentials + ["/usr/bin/python3", "-c", script, socket])
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -50,18 +50,18 @@ struct PeerGroupTests {
         defer { daemon.signal(SIGTERM) }
 
         // A supplementary group the group database does not list: accepted.
-        #expect(try countAs(["--regid=65534", "--groups=\(Self.authorizedGroup)"], socket: sandbox.dataSocket) == "ok", "\(daemon.log)")
+        #expect(try await countAs(["--regid=65534", "--groups=\(Self.authorizedGroup)"], socket: sandbox.dataSocket) == "ok", "\(daemon.log)")
         // The authorized group as primary group: accepted.
-        #expect(try countAs(["--regid=\(Self.authorizedGroup)", "--clear-groups"], socket: sandbox.dataSocket) == "ok")
+        #expect(try await countAs(["--regid=\(Self.authorizedGroup)", "--clear-groups"], socket: sandbox.dataSocket) == "ok")
         // Listed as a member in /etc/group but running with its groups dropped: refused.
-        #expect(try countAs(["--regid=65534", "--clear-groups"], socket: sandbox.dataSocket) == "io.strata.Varlink.NotAuthorized")
+        #expect(try await countAs(["--regid=65534", "--clear-groups"], socket: sandbox.dataSocket) == "io.strata.Varlink.NotAuthorized")
         // Another group: refused.
-        #expect(try countAs(["--regid=65534", "--groups=\(Self.authorizedGroup + 1)"], socket: sandbox.dataSocket) == "io.strata.Varlink.NotAuthorized")
+        #expect(try await countAs(["--regid=65534", "--groups=\(Self.authorizedGroup + 1)"], socket: sandbox.dataSocket) == "io.strata.Varlink.NotAuthorized")
         // Many groups (past a small buffer), the authorized one last and first in number order.
         let many = (5000..<5100).map(String.init) + ["\(Self.authorizedGroup)"]
-        #expect(try countAs(["--regid=65534", "--groups=\(many.joined(separator: ","))"], socket: sandbox.dataSocket) == "ok")
+        #expect(try await countAs(["--regid=65534", "--groups=\(many.joined(separator: ","))"], socket: sandbox.dataSocket) == "ok")
         let manyOthers = (5000..<5100).map(String.init) + ["0"]
-        #expect(try countAs(["--regid=65534", "--groups=\(manyOthers.joined(separator: ","))"], socket: sandbox.dataSocket) == "io.strata.Varlink.NotAuthorized")
+        #expect(try await countAs(["--regid=65534", "--groups=\(manyOthers.joined(separator: ","))"], socket: sandbox.dataSocket) == "io.strata.Varlink.NotAuthorized")
         #expect(daemon.log.contains("refused peer"))
     }
 }

@@ -27,34 +27,42 @@ struct SlowCallIsolationTests {
         defer { daemon.signal(SIGTERM) }
         #expect(await notify.wait { $0.contains("READY=1") } != nil, "\(daemon.log)")
 
-        let setup = try #require(RawVarlinkSocket(path: sandbox.dataSocket))
-        setup.call("io.strata.Store.Insert", ["store": "aircraft", "entity": "Aircraft", "values": ["tailNumber": .string(Self.hostileTail)]])
-        #expect(setup.reply()?.error == nil)
+        let setup = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket))
+        await setup.call("io.strata.Store.Insert", ["store": "aircraft", "entity": "Aircraft", "values": ["tailNumber": .string(Self.hostileTail)]])
+        #expect(await setup.reply()?.error == nil)
 
         // Six hostile fetches (three times the store's threads), each on its own connection.
         let started = ContinuousClock.now
-        let hostile = (0..<6).compactMap { _ in RawVarlinkSocket(path: sandbox.dataSocket, receiveTimeout: .seconds(90)) }
+        var hostile: [RawVarlinkSocket] = []
+        for _ in 0..<6 {
+            if let socket = await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(90)) { hostile.append(socket) }
+        }
         #expect(hostile.count == 6)
         for socket in hostile {
-            socket.call("io.strata.Store.Fetch", ["store": "aircraft", "entity": "Aircraft", "predicate": .string(Self.hostilePredicate)])
+            await socket.call("io.strata.Store.Fetch", ["store": "aircraft", "entity": "Aircraft", "predicate": .string(Self.hostilePredicate)])
         }
-        let finished = Task.detached { () -> [ContinuousClock.Instant] in
-            hostile.map { socket in
-                _ = socket.reply()
-                return ContinuousClock.now
+        let finished = Task { [hostile] () -> [ContinuousClock.Instant] in
+            await withTaskGroup(of: ContinuousClock.Instant.self) { group in
+                for socket in hostile {
+                    group.addTask {
+                        _ = await socket.reply()
+                        return .now
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
             }
         }
         try await Task.sleep(for: .milliseconds(200))
 
         // Meanwhile: the other store and the admin socket answer.
-        let other = try #require(RawVarlinkSocket(path: sandbox.dataSocket))
-        other.call("io.strata.Store.Count", ["store": "second", "entity": "Aircraft"])
-        let otherReply = other.reply()
+        let other = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket))
+        await other.call("io.strata.Store.Count", ["store": "second", "entity": "Aircraft"])
+        let otherReply = await other.reply()
         let otherAnswered = ContinuousClock.now
         #expect(otherReply?.parameters["count"] == .int(0), "\(String(describing: otherReply))")
-        let admin = try #require(RawVarlinkSocket(path: sandbox.adminSocket))
-        admin.call("io.strata.Admin.Status")
-        #expect(admin.reply()?.error == nil)
+        let admin = try #require(await RawVarlinkSocket.connect(sandbox.adminSocket))
+        await admin.call("io.strata.Admin.Status")
+        #expect(await admin.reply()?.error == nil)
         let adminAnswered = ContinuousClock.now
 
         let hostileDone = await finished.value

@@ -4,8 +4,9 @@ import Glibc
 #endif
 @testable import StrataDaemon
 
-/// A blocking Unix stream socket that speaks raw bytes, for tests that misbehave on purpose
-/// (many connections, partial messages, trickled bytes) where ``VarlinkClient`` would not.
+/// A Unix stream socket that speaks raw bytes, for tests that misbehave on purpose (many
+/// connections, partial messages, trickled bytes) where ``VarlinkClient`` would not. Its
+/// socket calls block, so each runs on a thread of its own (``offThread(_:)``).
 final class RawVarlinkSocket: @unchecked Sendable {
     // @unchecked: wraps a socket descriptor; a test uses it from one writer and one reader at
     // most (the kernel serializes them), and only the reader touches `pending`.
@@ -13,7 +14,11 @@ final class RawVarlinkSocket: @unchecked Sendable {
     private var pending: [UInt8] = []
 
     /// Connects; nil when the socket cannot be reached.
-    init?(path: String, receiveTimeout: Duration = .seconds(10)) {
+    static func connect(_ path: String, receiveTimeout: Duration = .seconds(10)) async -> RawVarlinkSocket? {
+        await offThread { RawVarlinkSocket(path: path, receiveTimeout: receiveTimeout) }
+    }
+
+    private init?(path: String, receiveTimeout: Duration) {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -21,7 +26,7 @@ final class RawVarlinkSocket: @unchecked Sendable {
             path.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) }
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
             Glibc.close(fd)
@@ -36,18 +41,22 @@ final class RawVarlinkSocket: @unchecked Sendable {
 
     /// Writes bytes as they are (no terminator); false when the peer has gone (no SIGPIPE).
     @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    func write(_ bytes: [UInt8]) async -> Bool {
+        await offThread { bytes.withUnsafeBytes { send(self.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count }
     }
 
     /// Writes one call, NUL-terminated.
     @discardableResult
-    func call(_ method: String, _ parameters: [String: JSONValue] = [:]) -> Bool {
-        write(Array(VarlinkCall(method: method, parameters: parameters).encoded()) + [0])
+    func call(_ method: String, _ parameters: [String: JSONValue] = [:]) async -> Bool {
+        await write(Array(VarlinkCall(method: method, parameters: parameters).encoded()) + [0])
     }
 
     /// The next NUL-terminated reply; nil at end of stream or timeout.
-    func reply() -> VarlinkReply? {
+    func reply() async -> VarlinkReply? {
+        await offThread { self.blockingReply() }
+    }
+
+    private func blockingReply() -> VarlinkReply? {
         while true {
             if let end = pending.firstIndex(of: 0) {
                 let frame = Data(pending[..<end])
@@ -63,10 +72,12 @@ final class RawVarlinkSocket: @unchecked Sendable {
 
     /// Whether the daemon closed the connection within the receive timeout: end of stream,
     /// or ECONNRESET (Linux's answer when the daemon closed with bytes of ours unread).
-    func isClosedByPeer() -> Bool {
-        var byte: UInt8 = 0
-        let count = recv(fd, &byte, 1, 0)
-        return count == 0 || (count < 0 && errno == ECONNRESET)
+    func isClosedByPeer() async -> Bool {
+        await offThread {
+            var byte: UInt8 = 0
+            let count = recv(self.fd, &byte, 1, 0)
+            return count == 0 || (count < 0 && errno == ECONNRESET)
+        }
     }
 }
 
