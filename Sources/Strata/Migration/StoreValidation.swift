@@ -25,13 +25,14 @@ public enum StoreValidation {
         public var count: Int64
 
         public var description: String {
-            let objects = "\(count) '\(entity)' object\(count == 1 ? "" : "s")"
+            let objects = count == 1 ? "1 '\(entity)' object" : "\(count) '\(entity)' objects"
+            let have = count == 1 ? "has" : "have"
             switch rule {
-            case .requiredAttribute: return "\(objects) have no value for non-optional '\(property)'"
-            case .requiredToOne: return "\(objects) have no related object in non-optional to-one '\(property)'"
+            case .requiredAttribute: return "\(objects) \(have) no value for non-optional '\(property)'"
+            case .requiredToOne: return "\(objects) \(have) no related object in non-optional to-one '\(property)'"
             case .toManyCount(let minimum, let maximum):
                 let range = maximum > 0 ? "\(minimum)...\(maximum)" : "at least \(minimum)"
-                return "\(objects) hold a number of related objects outside \(range) in to-many '\(property)'"
+                return "\(objects) \(count == 1 ? "holds" : "hold") a number of related objects outside \(range) in to-many '\(property)'"
             }
         }
     }
