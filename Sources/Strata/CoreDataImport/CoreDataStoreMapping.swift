@@ -18,7 +18,8 @@ import Foundation
 /// - A many-to-many (or inverse-less to-many) relationship is a join table `Z_<n><NAME>`
 ///   named after one side (`n` its entity number), with a column `Z_<n><NAME>` per side —
 ///   the entity number of the objects it holds and the name of the relationship pointing to
-///   them — and `Z_FOK_<column>` order keys for ordered sides.
+///   them — and `Z_FOK_<n><NAME>` order keys (the ordered objects' column without `Z_`) for
+///   ordered sides.
 struct CoreDataStoreMapping {
     let model: ObjectModel
     /// Entity numbers from the store's `Z_PRIMARYKEY`.
@@ -262,13 +263,13 @@ struct CoreDataStoreMapping {
         var join = Join(owner: owner, relationship: relationship, table: table, ownerColumn: ownerColumn, destinationColumn: destinationColumn)
         var used = [ownerColumn.uppercased(), destinationColumn.uppercased()]
         if relationship.isOrdered {
-            let name = "Z_FOK_" + destinationColumn.uppercased()
+            let name = "Z_FOK_" + destinationColumn.uppercased().dropFirst(2)
             if let column = fok[name] { join.destinationOrderColumn = column; used.append(name) } else {
                 differences.append("join table \(table) has no order column \(name) (\(owner).\(relationship.name) is ordered)")
             }
         }
         if let inverse, inverse.isOrdered {
-            let name = "Z_FOK_" + ownerColumn.uppercased()
+            let name = "Z_FOK_" + ownerColumn.uppercased().dropFirst(2)
             if let column = fok[name] { join.ownerOrderColumn = column; used.append(name) } else {
                 differences.append("join table \(table) has no order column \(name) (\(relationship.destination).\(inverse.name) is ordered)")
             }
