@@ -116,10 +116,14 @@ public struct CoreDataStoreImporter: Sendable {
         let migration = try plannedMigration(from: match.version, directory: directory)
 
         // Build the new store under a temporary name next to the destination.
-        let temporary = destination.deletingLastPathComponent()
-            .appending(path: ".\(destination.lastPathComponent).importing-\(UUID().uuidString.prefix(8))")
+        let parent = destination.deletingLastPathComponent()
+        let createdParent = !FileManager.default.fileExists(atPath: parent.path)
+        let temporary = parent.appending(path: ".\(destination.lastPathComponent).importing-\(UUID().uuidString.prefix(8))")
         func removeTemporary() {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
+            if createdParent, (try? FileManager.default.contentsOfDirectory(atPath: parent.path))?.isEmpty == true {
+                try? FileManager.default.removeItem(at: parent)
+            }
         }
         do {
             let (counts, warnings) = try importRows(copy: copy, mapping: mapping, match: match, into: temporary, progress: progress)
