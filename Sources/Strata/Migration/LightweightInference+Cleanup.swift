@@ -224,7 +224,7 @@ extension LightweightInference {
             guard let old = joinContinuation.first(where: { $0.value == table })?.key, let join = sourceLayout.joinTables[old] else { return [] }
             return droppedColumns.filter { join.columnNames.contains($0) && $0.hasSuffix("_order") }.map { column in
                 let side = column == "source_order" ? "\(join.sourceEntity).\(join.sourceRelationship)" : "\(join.targetEntity).\(join.targetRelationship ?? "?")"
-                return DiscardedData(.values, table: old, column: column, what: "order of \(side)")
+                return DiscardedData(.values, table: old, column: column, what: "order column of \(side)")
             }
         }
         guard let sourceTable = continued[table], let layout = sourceLayout.tables[sourceTable] else { return [] }
@@ -238,9 +238,9 @@ extension LightweightInference {
                 if let d = matching.destinationEntity[e],
                    let relationship = destination.relationship(r, of: d) ?? destination.entity(named: d)?.relationships.first(where: { $0.renamingIdentifier == r }),
                    relationship.isToMany { continue }  // its links were copied into the new storage
-                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "links of relationship \(e).\(r)"))
+                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "to-one relationship \(e).\(r)"))
             case .order(let e, let r)?:
-                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "order of \(e).\(r)"))
+                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "order column of \(e).\(r)"))
             default:
                 continue
             }

@@ -44,9 +44,8 @@ enum CoreDataModelImporter {
         let contents = url.appending(path: "contents")
         let data = try ModelFile.readFile(contents)
         let version = url.deletingPathExtension().lastPathComponent
-        let model = try importContents(data, version: version, file: contents.path)
         do {
-            return try model.validated()
+            return try importContents(data, version: version, file: contents.path).validated()
         } catch {
             throw error.inFile(contents.path, version: version)
         }
