@@ -28,8 +28,10 @@ struct ImportCoreDataCommand: ParsableCommand {
             exists. Nothing is written in any of these cases.
 
             Examples:
-              stratactl import-coredata --model App.xcdatamodeld --store App.sqlite --out var/app.sqlite
-              stratactl import-coredata --model App.xcdatamodeld --store App.sqlite --out var/app.sqlite \\
+              stratactl import-coredata --model App.xcdatamodeld \\
+                  --store App.sqlite --out var/app.sqlite
+              stratactl import-coredata --model App.xcdatamodeld \\
+                  --store App.sqlite --out var/app.sqlite \\
                   --to "App 3" --stages stages.yaml --json
             """
     )

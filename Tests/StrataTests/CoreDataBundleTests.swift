@@ -6,39 +6,10 @@ import Testing
 /// transient attributes, version identifiers, and one broken version among good ones.
 @Suite("Core Data model bundles")
 struct CoreDataBundleTests {
-    /// `App`, `App 2`, …, `App N`: each adds an optional attribute to `Note`.
-    static func appBundle(count: Int, current: Int, broken: Set<Int> = [], in fixture: CoreDataFixture) throws -> URL {
-        var versions: [(String, String)] = []
-        for n in 1...count {
-            let name = n == 1 ? "App" : "App \(n)"
-            let attributes = (1...n).map { #"<attribute name="field\#($0)" optional="YES" attributeType="String"/>"# }.joined()
-            let contents = broken.contains(n) ? "<model><entity name=\"Note\">" : """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="build \(n)">
-                    <entity name="Note" representedClassName="Note" syncable="YES">\(attributes)
-                        <attribute name="payload" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromData"/>
-                    </entity>
-                </model>
-                """
-            versions.append((name, contents))
-        }
-        let bundle = fixture.directory.file("App.xcdatamodeld")
-        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-        for (name, contents) in versions {
-            let directory = bundle.appending(path: "\(name).xcdatamodel")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data(contents.utf8).write(to: directory.appending(path: "contents"))
-        }
-        let currentName = current == 1 ? "App" : "App \(current)"
-        try PropertyListSerialization.data(fromPropertyList: ["_XCCurrentVersionName": "\(currentName).xcdatamodel"], format: .xml, options: 0)
-            .write(to: bundle.appending(path: ".xccurrentversion"))
-        return bundle
-    }
-
     @Test("Xcode's default names order naturally; .xccurrentversion names the current version")
     func naturalOrder() throws {
         let fixture = CoreDataFixture()
-        let directory = try ModelDirectory(url: try Self.appBundle(count: 11, current: 10, in: fixture))
+        let directory = try ModelDirectory(url: try CoreDataFixture.appBundle(count: 11, current: 10, in: fixture))
         #expect(directory.versions.map(\.version) == ["App"] + (2...11).map { "App \($0)" })
         #expect(directory.current.version == "App 10")
         #expect(directory.versions.map(\.versionIdentifier) == (1...11).map { "build \($0)" })
@@ -47,7 +18,7 @@ struct CoreDataBundleTests {
     @Test("a store at the first version migrates hop by hop, not in one jump")
     func progressivePath() throws {
         let fixture = CoreDataFixture()
-        let directory = try ModelDirectory(url: try Self.appBundle(count: 4, current: 4, in: fixture))
+        let directory = try ModelDirectory(url: try CoreDataFixture.appBundle(count: 4, current: 4, in: fixture))
         let path = try ProgressiveMigrationGraph(directory: directory).path(fromChecksum: directory.versions[0].checksum, to: "App 4")
         #expect(path.versions.map(\.version) == ["App", "App 2", "App 3", "App 4"])
     }
@@ -55,7 +26,7 @@ struct CoreDataBundleTests {
     @Test("a Transformable attribute no longer makes the bundle unusable")
     func transformable() throws {
         let fixture = CoreDataFixture()
-        let directory = try ModelDirectory(url: try Self.appBundle(count: 2, current: 2, in: fixture))
+        let directory = try ModelDirectory(url: try CoreDataFixture.appBundle(count: 2, current: 2, in: fixture))
         let payload = try #require(directory.current.entity(named: "Note")?.attribute(named: "payload"))
         #expect(payload.type == .data)
         #expect(payload.userInfo == ["coreData.attributeType": "Transformable", "coreData.valueTransformerName": "NSSecureUnarchiveFromData"])
@@ -64,7 +35,7 @@ struct CoreDataBundleTests {
     @Test("a broken version is reported for that version; the others are read")
     func brokenVersion() throws {
         let fixture = CoreDataFixture()
-        let url = try Self.appBundle(count: 4, current: 4, broken: [2], in: fixture)
+        let url = try CoreDataFixture.appBundle(count: 4, current: 4, broken: [2], in: fixture)
         let bundle = try CoreDataModelBundle(url: url)
         #expect(bundle.versions.map(\.name) == ["App", "App 2", "App 3", "App 4"])
         #expect(bundle.readableModels.map(\.version) == ["App", "App 3", "App 4"])
@@ -80,7 +51,7 @@ struct CoreDataBundleTests {
     @Test("a broken current version is an error naming it and the other broken versions")
     func brokenCurrent() throws {
         let fixture = CoreDataFixture()
-        let url = try Self.appBundle(count: 3, current: 3, broken: [1, 3], in: fixture)
+        let url = try CoreDataFixture.appBundle(count: 3, current: 3, broken: [1, 3], in: fixture)
         let error = #expect(throws: ModelError.self) { try ModelDirectory(url: url) }
         #expect(error?.description.contains("the current version 'App 3' cannot be read (1 other version(s) cannot be read either: App)") == true, "\(String(describing: error))")
         let loaded = #expect(throws: ModelError.self) { try ModelFile.load(contentsOf: url) }

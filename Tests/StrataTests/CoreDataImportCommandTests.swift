@@ -104,7 +104,7 @@ struct CoreDataImportCommandTests {
     @Test("model checksum reports a broken version for itself and prints the others")
     func checksumBrokenVersion() throws {
         let fixture = CoreDataFixture()
-        let url = try CoreDataBundleTests.appBundle(count: 3, current: 3, broken: [2], in: fixture)
+        let url = try CoreDataFixture.appBundle(count: 3, current: 3, broken: [2], in: fixture)
         let result = try StratactlProcess.run(["model", "checksum", url.path])
         #expect(result.status == 1)
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -118,7 +118,7 @@ struct CoreDataImportCommandTests {
     @Test("model checksum of a bundle with Transformable attributes succeeds")
     func checksumTransformable() throws {
         let fixture = CoreDataFixture()
-        let url = try CoreDataBundleTests.appBundle(count: 2, current: 2, in: fixture)
+        let url = try CoreDataFixture.appBundle(count: 2, current: 2, in: fixture)
         let result = try StratactlProcess.run(["model", "checksum", "--json", url.path])
         #expect(result.status == 0, "\(result.stderr)")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
@@ -129,7 +129,7 @@ struct CoreDataImportCommandTests {
     @Test("migrate refuses a path through a version that cannot be read")
     func migrateThroughBrokenVersion() throws {
         let fixture = CoreDataFixture()
-        let url = try CoreDataBundleTests.appBundle(count: 3, current: 3, broken: [2], in: fixture)
+        let url = try CoreDataFixture.appBundle(count: 3, current: 3, broken: [2], in: fixture)
         let store = fixture.directory.file("app.sqlite")
         try PersistentStore.open(at: store, model: try ModelDirectory(url: url).version(named: "App")!).close()
         let result = try StratactlProcess.run(["migrate", store.path, "--model", url.path, "--to", "App 3", "--quiet"])

@@ -103,6 +103,37 @@ final class CoreDataFixture {
             """
     }
 
+    /// An `App.xcdatamodeld` with Xcode's default version names `App`, `App 2`, …, `App N`:
+    /// each version adds an optional attribute to `Note` (and has a Transformable one);
+    /// versions in `broken` hold malformed XML.
+    static func appBundle(count: Int, current: Int, broken: Set<Int> = [], in fixture: CoreDataFixture) throws -> URL {
+        var versions: [(String, String)] = []
+        for n in 1...count {
+            let name = n == 1 ? "App" : "App \(n)"
+            let attributes = (1...n).map { #"<attribute name="field\#($0)" optional="YES" attributeType="String"/>"# }.joined()
+            let contents = broken.contains(n) ? "<model><entity name=\"Note\">" : """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="build \(n)">
+                    <entity name="Note" representedClassName="Note" syncable="YES">\(attributes)
+                        <attribute name="payload" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromData"/>
+                    </entity>
+                </model>
+                """
+            versions.append((name, contents))
+        }
+        let bundle = fixture.directory.file("App.xcdatamodeld")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        for (name, contents) in versions {
+            let directory = bundle.appending(path: "\(name).xcdatamodel")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(contents.utf8).write(to: directory.appending(path: "contents"))
+        }
+        let currentName = current == 1 ? "App" : "App \(current)"
+        try PropertyListSerialization.data(fromPropertyList: ["_XCCurrentVersionName": "\(currentName).xcdatamodel"], format: .xml, options: 0)
+            .write(to: bundle.appending(path: ".xccurrentversion"))
+        return bundle
+    }
+
     // MARK: - Stores
 
     /// The tables Core Data writes for `Library 2` (`Library` lacks `ZISSUE`, `ZEXTRAS`,
