@@ -32,14 +32,17 @@ struct FinishFailureTests {
         let models = Paths.packageRoot.appendingPathComponent("config/models/Post")
         let directory = try ModelDirectory(url: models)
         let storePath = disk + "/posts.sqlite"
-        let store = try PersistentStore.open(at: URL(fileURLWithPath: storePath), model: try #require(directory.version(named: "Post 3")))
-        let context = ObjectContext(store: store)
-        let filler = String(repeating: "0123456789abcdef", count: 60)
-        for index in 0..<2400 {
-            _ = try context.insert("Post", values: ["postID": UUID(), "hexColor": "\(index)-\(filler)"])
+        let post3 = try #require(directory.version(named: "Post 3"))
+        try await offThread {
+            let store = try PersistentStore.open(at: URL(fileURLWithPath: storePath), model: post3)
+            let context = ObjectContext(store: store)
+            let filler = String(repeating: "0123456789abcdef", count: 60)
+            for index in 0..<2400 {
+                _ = try context.insert("Post", values: ["postID": UUID(), "hexColor": "\(index)-\(filler)"])
+            }
+            try context.save()
+            try store.close()
         }
-        try context.save()
-        try store.close()
 
         try sandbox.writeConfig(stores: [], extraStores: """
               - name: posts
