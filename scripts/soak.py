@@ -361,7 +361,10 @@ def main():
               "rss_first_mib": round(life["rss_kib"][0] / 1024, 1) if life["rss_kib"] else None,
               "rss_last_mib": round(life["rss_kib"][-1] / 1024, 1) if life["rss_kib"] else None,
               "rss_max_mib": round(max(life["rss_kib"]) / 1024, 1) if life["rss_kib"] else None,
-              "samples": len(life["rss_kib"])} for life in daemon.lives]
+              "samples": len(life["rss_kib"]),
+              # RSS at every tenth of the life: growth that levels off is caches, a steady climb a leak.
+              "rss_profile_mib": [round(life["rss_kib"][min(len(life["rss_kib"]) - 1, i * len(life["rss_kib"]) // 10)] / 1024, 1)
+                                  for i in range(11)] if life["rss_kib"] else []} for life in daemon.lives]
     longest = max(daemon.lives, key=lambda life: len(life["rss_kib"]))
     report = {
         "minutes": round(elapsed / 60, 2), "clients": args.clients, "kill_every_s": args.kill_every, "stratad": stratad,
@@ -388,6 +391,8 @@ def main():
         print("restarts: ready after %s ms (max %d)" % ([life["ready_ms"] for life in daemon.lives][:10], report["ready_ms_max"]))
         for life in lives:
             print("  pid %(pid)s: RSS %(rss_first_mib)s -> %(rss_last_mib)s MiB (max %(rss_max_mib)s) over %(samples)s s, ended by %(ended)s" % life)
+        if len(lives) == 1:
+            print("  RSS at every tenth of the run (MiB): %s" % lives[0]["rss_profile_mib"])
         print("acknowledged objects: %d, rows in stores: %d, lost: %d, deleted but back: %d, wrong values: %d, integrity: %s" % (
             result["acknowledged_objects"], result["rows_in_stores"], result["rows_lost"], result["deleted_rows_back"],
             result["wrong_values"], result["integrity"]))
