@@ -22,12 +22,18 @@ public struct ObjectModel: Sendable, Hashable {
     public var nextVersion: String?
     /// Free-form information; not part of the checksum.
     public var userInfo: [String: String]
+    /// A version identifier chosen by the model's author (Core Data's
+    /// `userDefinedModelVersionIdentifier`, recorded in a Core Data store's
+    /// `NSStoreModelVersionIdentifiers`). Not part of the checksum.
+    public var versionIdentifier: String?
 
-    public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:]) {
+    public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:],
+                versionIdentifier: String? = nil) {
         self.version = version
         self.entities = entities
         self.nextVersion = nextVersion
         self.userInfo = userInfo
+        self.versionIdentifier = versionIdentifier
     }
 
     // MARK: - Lookup
@@ -68,9 +74,14 @@ public struct ObjectModel: Sendable, Hashable {
     /// The entities with no parent, each the owner of one table.
     public var rootEntities: [Entity] { entities.filter { $0.parent == nil } }
 
-    /// Attributes of `name` including inherited ones, root first.
+    /// Attributes of `name` including inherited ones, root first (transient ones included).
     public func allAttributes(of name: String) -> [Attribute] {
         ancestry(of: name).reversed().flatMap(\.attributes)
+    }
+
+    /// The stored (not transient) attributes of `name`, inherited ones included, root first.
+    public func storedAttributes(of name: String) -> [Attribute] {
+        allAttributes(of: name).filter { !$0.isTransient }
     }
 
     public func allComposites(of name: String) -> [CompositeAttribute] {
