@@ -194,10 +194,11 @@ struct SchedulerLoadTests {
         #expect(fetched["objects"]?.arrayValue?.count == 1)
         // The requests just made are the daemon's own load for a moment (the 250 ms burst
         // window): the reason turns back to idle once a reading no longer sees them.
-        #expect(try await admin.waitFor(timeout: .seconds(5)) {
+        let idleAgain = try await admin.waitFor(timeout: .seconds(5)) {
             try await admin.scheduler()["reason"]?.stringValue == "idle: no deferred work pending"
-        }, "\(try await admin.scheduler())")
+        }
         let final = try await admin.scheduler()
+        #expect(idleAgain, "\(final)")
         #expect((final["stats"]?["rowsProcessed"]?.intValue ?? 0) >= Int64(Self.rows))
         print("scheduler after the load test: started \(startedAfter) after the clients stopped; stats \(final["stats"] ?? .null)")
 
