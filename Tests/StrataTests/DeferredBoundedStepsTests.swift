@@ -298,6 +298,30 @@ struct DeferredBoundedStepsTests {
         try migrated.close()
     }
 
+    @Test("interruptRequested aborts the batch in flight: rolled back, progress kept from before it, nothing lost")
+    func interruptionAbortsTheBatchInFlight() async throws {
+        let directory = TemporaryDirectory("interrupt")
+        let url = directory.file("store.sqlite")
+        try DeferredMigrationTests.seedItems(30_000, at: url)
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
+        // A generous budget: batches grow until one runs long enough to be asked, and stopped.
+        let asked = Counter()
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .seconds(5), interruptRequested: {
+            asked.increment()
+            return true
+        }))
+        #expect(asked.value > 0)
+        #expect(report.stoppedEarly)
+        let task = try #require(try store.pendingDeferredWork().first)
+        #expect(task.kind == .rewriteTable && task.rowsDone < 30_000)
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 30_000)
+        try await store.finishDeferredMigration()
+        #expect(try Self.integrity(store) == "ok")
+        #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 30_000)
+        try store.close()
+    }
+
     @Test("the writer's automatic checkpoint is restored after finishing")
     func autocheckpointRestored() async throws {
         let directory = TemporaryDirectory("wal")

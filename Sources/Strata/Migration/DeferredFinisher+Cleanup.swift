@@ -80,7 +80,7 @@ extension DeferredFinisher {
         let done: Bool = try writer { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-            return try batchInTransaction(step.session, db) {
+            return try inBatchTransaction(step.session, db, interruptible: true) {
                 let last = next.lastKey ?? Int64.min
                 let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1])
                 try db.execute(sql: "DELETE FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?") AND (\(predicate))",
@@ -133,7 +133,7 @@ extension DeferredFinisher {
         let more: Bool = try writer { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-            return try batchInTransaction(step.session, db) {
+            return try inBatchTransaction(step.session, db, interruptible: true) {
                 guard try db.tableExists(table) else {
                     try DeferredLedger.complete(id: step.id, in: db)
                     return false
@@ -164,18 +164,6 @@ extension DeferredFinisher {
         return more
     }
 
-    /// One transaction on `db` (already on the writer), committed like ``batch(_:_:)``.
-    private func batchInTransaction<T>(_ session: Session, _ db: Database, _ body: () throws -> T) throws -> T {
-        if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
-        var result: T?
-        try db.inTransaction {
-            result = try body()
-            return .commit
-        }
-        return result!
-    }
-
     // MARK: - Incremental vacuum
 
     /// Frees pages in batches (each `PRAGMA incremental_vacuum(N)` moves up to N pages from the
@@ -196,10 +184,16 @@ extension DeferredFinisher {
     /// Frees up to `pages` pages; returns whether free pages remain.
     private func vacuumBatch(pages: Int, step: TaskStep) throws -> Bool {
         let synchronous = step.session.synchronous, id = step.id
+        let interrupter = step.session.interrupter
         let more = try writer { db in
             if synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             defer { if synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
-            try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
+            // One statement in its own transaction: an interruption rolls it back.
+            if let interrupter {
+                try interrupter.guarding(db) { _ in try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))") }
+            } else {
+                try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
+            }
             let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
             if free == 0 { try DeferredLedger.complete(id: id, in: db) }
             return free > 0

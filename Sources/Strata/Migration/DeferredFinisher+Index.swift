@@ -189,7 +189,7 @@ extension DeferredFinisher {
             let batchStart = ContinuousClock.now
             var next = state
             let size = step.counters.batchSize
-            let done: Bool = try batch(step.session) { db in
+            let done: Bool = try batch(step.session, interruptible: true) { db in
                 let last = next[keyPath: cursor] ?? Int64.min
                 guard let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1]) else {
                     return true

@@ -162,7 +162,11 @@ extension DeferredFinisher {
                 let batchStart = ContinuousClock.now
                 let before = build.collected
                 let (upper, sawNull) = try buffer.collect(from: build.table, after: before, size: step.counters.batchSize)
-                if sawNull { buffer.close(); return false }
+                if sawNull {
+                    store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
+                    buffer.close()
+                    return false
+                }
                 build.collected = upper ?? Int64.max
                 state.build = build
                 try saveBuild(state, step: step)
@@ -174,7 +178,7 @@ extension DeferredFinisher {
             lap("collect")
             // 2. Sort, holding no lock on the store; a stop interrupts it (it starts over).
             guard await mayContinue() else { return park(buffer, build) }
-            guard try buffer.sort(shouldContinue: options.shouldContinue) else { return park(buffer, build) }
+            guard try buffer.sort(shouldContinue: options.shouldContinue, interruptRequested: options.interruptRequested) else { return park(buffer, build) }
             lap("sort")
         }
         // 3. Append in key order, a batch at a time (the writer attaches the buffer meanwhile).
@@ -231,7 +235,7 @@ extension DeferredFinisher {
             let batchStart = ContinuousClock.now
             let size = step.counters.batchSize
             var next = state
-            let (done, count) = try batch(step.session) { db -> (Bool, Int64) in
+            let (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
                 let cursor = build.sourceCursor?.map(\.databaseValue)
                 let lower = cursor == nil ? "" : "\(tuple) > (\(Array(repeating: "?", count: cursor!.count).joined(separator: ", "))) AND "
                 let lowerArguments = StatementArguments(cursor ?? [])
@@ -269,18 +273,20 @@ extension DeferredFinisher {
 
     /// The buffer kept from an earlier run of this build, or a new one (collection restarts).
     private func sortBuffer(for build: DeferredLedger.IndexBuildProgress, index: IndexLayout, state: inout DeferredLedger.Progress) throws -> IndexSortBuffer {
-        if let kept = store.indexBuffers.withLock({ $0.removeValue(forKey: build.container) }) { return kept }
+        // The buffer stays with the store while the build uses it: a pause, an interrupted
+        // batch or an error leaves it for the next run.
+        if let kept = store.indexBuffers.withLock({ $0[build.container] }) { return kept }
         let keys = try store.database.read { db in try sortKeys(index, table: build.table, in: db) }
         let buffer = try IndexSortBuffer(path: "\(store.url.path)-\(build.container).sort", storePath: store.url.path, keys: keys)
         state.build?.collected = nil
         state.build?.appended = nil
+        store.indexBuffers.withLock { $0[build.container] = buffer }
         return buffer
     }
 
-    /// Keeps the buffer for the next run; returns nil (stopped).
+    /// Stops with the buffer kept (it stays with the store) for the next run; returns nil.
     private func park(_ buffer: IndexSortBuffer, _ build: DeferredLedger.IndexBuildProgress) -> Bool? {
-        store.indexBuffers.withLock { $0[build.container] = buffer }
-        return nil
+        nil
     }
 
     private func saveBuild(_ state: DeferredLedger.Progress, step: TaskStep) throws {
@@ -292,7 +298,7 @@ extension DeferredFinisher {
     /// the progress.
     private func appendBatch(_ buffer: IndexSortBuffer, build: DeferredLedger.IndexBuildProgress, after: Int64, upTo: Int64,
                              state: DeferredLedger.Progress, step: TaskStep) throws {
-        try batch(step.session) { db in
+        try batch(step.session, interruptible: true) { db in
             try db.execute(sql: buffer.appendSQL(container: build.container, changes: build.changes), arguments: [after, upTo])
             try DeferredLedger.saveProgress(state, id: step.id, in: db)
         }

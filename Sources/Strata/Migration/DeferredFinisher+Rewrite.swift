@@ -117,7 +117,7 @@ extension DeferredFinisher {
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
         let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
         var next = state
-        let finished: Bool = try batch(step.session) { db in
+        let finished: Bool = try batch(step.session, interruptible: true) { db in
             var finished = false
             let last = next.lastKey ?? Int64.min
             if let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [last, size - 1]) {

@@ -39,6 +39,7 @@ struct DeferredFinisher {
         var cacheSize = -2000
         var synchronous = 2
         var checkpointer: WALCheckpointer?
+        var interrupter: BatchInterrupter?
     }
 
     func run() async throws -> FinishReport {
@@ -57,7 +58,13 @@ struct DeferredFinisher {
             guard await mayContinue() else { report.stoppedEarly = true; break }
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
-            let finished = try await runTask(entry, index: index, of: total, counters: counters, session: session)
+            let finished: Bool
+            do {
+                finished = try await runTask(entry, index: index, of: total, counters: counters, session: session)
+            } catch where session.interrupter?.caused(error) == true {
+                // A stop interrupted a batch: it was rolled back; the ledger has the progress before it.
+                finished = false
+            }
             let took = (ContinuousClock.now - taskStart).components
             store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
@@ -92,6 +99,7 @@ struct DeferredFinisher {
             try db.execute(sql: "PRAGMA cache_size = -65536")
         }
         session.checkpointer = try? WALCheckpointer(store: store)
+        session.interrupter = BatchInterrupter(options.interruptRequested)
         removeStaleSortBuffers()
         return session
     }
@@ -121,18 +129,32 @@ struct DeferredFinisher {
     /// waiting for the disk (`synchronous = NORMAL`: a batch lost to a power failure is redone
     /// from the ledger, which is in the same transaction; the next client commit with the
     /// store's own setting syncs it).
-    func batch<T>(_ session: Session, _ label: String = #function, _ body: (Database) throws -> T) throws -> T {
-        let result: T = try writer(label) { db in
-            if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-            defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
+    ///
+    /// An `interruptible` batch is aborted (rolled back) when ``FinishOptions/interruptRequested``
+    /// says so while it runs (see ``BatchInterrupter``); the steps that change the schema are not.
+    func batch<T>(_ session: Session, interruptible: Bool = false, _ label: String = #function, _ body: (Database) throws -> T) throws -> T {
+        try writer(label) { db in
+            try inBatchTransaction(session, db, interruptible: interruptible) { try body(db) }
+        }
+    }
+
+    /// One batch transaction on `db` (already the writer, outside a transaction).
+    func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, _ body: () throws -> T) throws -> T {
+        if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
+        func run(_ disarm: () -> Void) throws -> T {
             var result: T?
             try db.inTransaction {
-                result = try body(db)
+                result = try body()
+                disarm()
                 return .commit
             }
             return result!
         }
-        return result
+        if interruptible, let interrupter = session.interrupter {
+            return try interrupter.guarding(db) { disarm in try run(disarm) }
+        }
+        return try run {}
     }
 
     /// Runs `body` on the store's writer connection, noting in the log any hold of the write

@@ -52,13 +52,20 @@ public struct FinishOptions: Sendable {
     public var shouldContinue: @Sendable () -> Bool
     /// Finish at most this many tasks (nil: all).
     public var maxTasks: Int?
+    /// Checked about every millisecond **while a batch runs** (it must be cheap and must not
+    /// sleep): returning true aborts the batch — rolled back, its progress not recorded — and
+    /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
+    /// scheduler's pause: its gate closed, or clients came back.)
+    public var interruptRequested: @Sendable () -> Bool
 
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
-                maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true }) {
+                maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
+                interruptRequested: @escaping @Sendable () -> Bool = { false }) {
         self.batchBudget = batchBudget
         self.pauseBetweenBatches = pauseBetweenBatches
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
+        self.interruptRequested = interruptRequested
     }
 }
 

@@ -81,14 +81,14 @@ final class IndexSortBuffer: Sendable {
     /// Sorts the entries in index order into `sorted` (rowid = position), in one statement
     /// that `shouldContinue` can stop (checked every few milliseconds; false interrupts the
     /// sort, which then starts over). Returns whether it completed.
-    func sort(shouldContinue: @escaping () -> Bool) throws -> Bool {
+    func sort(shouldContinue: @escaping () -> Bool, interruptRequested: @escaping () -> Bool = { false }) throws -> Bool {
         let order = (keys.enumerated().map { i, key in "\"k\(i)\"\(key.descending ? " DESC" : "")" } + ["\"rid\""]).joined(separator: ", ")
-        let box = Unmanaged.passRetained(ContinueBox(shouldContinue))
+        let box = Unmanaged.passRetained(ContinueBox(shouldContinue, interruptRequested))
         defer { box.release() }
         do {
             try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "DROP TABLE IF EXISTS main.sorted")
-                sqlite3_progress_handler(db.sqliteConnection, 20_000, { context in
+                sqlite3_progress_handler(db.sqliteConnection, 4_000, { context in
                     guard let context else { return 0 }
                     return Unmanaged<ContinueBox>.fromOpaque(context).takeUnretainedValue().check() ? 0 : 1
                 }, box.toOpaque())
@@ -127,13 +127,23 @@ final class IndexSortBuffer: Sendable {
         for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
-    /// `shouldContinue` for the progress handler, called at most every 5 ms.
+    /// For the progress handler: `interruptRequested` at most every millisecond,
+    /// `shouldContinue` (which may sleep a cost delay) at most every 5 ms.
     private final class ContinueBox {
         let shouldContinue: () -> Bool
+        let interruptRequested: () -> Bool
         var last = ContinuousClock.now
-        init(_ shouldContinue: @escaping () -> Bool) { self.shouldContinue = shouldContinue }
+        var lastQuick = ContinuousClock.now
+        init(_ shouldContinue: @escaping () -> Bool, _ interruptRequested: @escaping () -> Bool) {
+            self.shouldContinue = shouldContinue
+            self.interruptRequested = interruptRequested
+        }
         func check() -> Bool {
             let now = ContinuousClock.now
+            if now - lastQuick >= .milliseconds(1) {
+                lastQuick = now
+                if interruptRequested() { return false }
+            }
             guard now - last >= .milliseconds(5) else { return true }
             last = now
             return shouldContinue()

@@ -3,7 +3,8 @@ import Synchronization
 
 /// `FinishOptions.shouldContinue` for one run on one store: stops at the next batch when the
 /// gate closes (load returned, pause, shutdown) or the store's turn is over, and sleeps a
-/// cost-based delay before each batch, in the manner of PostgreSQL's autovacuum.
+/// cost-based delay before each batch, in the manner of PostgreSQL's autovacuum. Its
+/// `interruptRequested` stops the batch in flight too (the library aborts and rolls it back).
 ///
 /// The delay after a batch is `pause_between_batches × (the batch's time / batch_budget)`,
 /// at most ten times `pause_between_batches`: a batch that overran its budget (a slow disk,
@@ -90,6 +91,15 @@ final class BatchPacer: Sendable {
         }
         if let deadline, now() >= deadline { return stop(.turnOver) }
         state.withLock { $0.lastBatchStart = clock.now }
+        return true
+    }
+
+    /// The `interruptRequested` of `FinishOptions`: checked about every millisecond while a
+    /// batch runs (cheap, never sleeps); true when the gate closed or the daemon's load came
+    /// back, which aborts the batch in flight.
+    func interruptRequested() -> Bool {
+        if mayGoOn() { return false }
+        _ = stop(.gate)
         return true
     }
 

@@ -59,7 +59,8 @@ public final class DeferredWorkRunner: Sendable {
         defer { hosted.endFinishing() }
         let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
                                interrupt: interrupt, now: { clock.now })
-        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue)
+        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue,
+                                    interruptRequested: pacer.interruptRequested)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
         let started = ContinuousClock.now
