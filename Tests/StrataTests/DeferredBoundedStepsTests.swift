@@ -322,6 +322,23 @@ struct DeferredBoundedStepsTests {
         try store.close()
     }
 
+    @Test("a batch that outruns its time limit is rolled back and the next is smaller; the work still finishes")
+    func overrunningBatchesShrink() async throws {
+        let directory = TemporaryDirectory("overrun")
+        let url = directory.file("store.sqlite")
+        try DeferredMigrationTests.seedItems(20_000, at: url)
+        let (logger, messages) = CapturingLogHandler.logger()
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger))
+        // A 100 µs budget: batches of the starting size outrun its 150 µs limit.
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .microseconds(100)))
+        #expect(report.tasksRemaining == 0)
+        #expect(messages.count(containing: "overran its time limit") > 0)
+        #expect(try Self.integrity(store) == "ok")
+        #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 20_000)
+        try store.close()
+    }
+
     @Test("the writer's automatic checkpoint is restored after finishing")
     func autocheckpointRestored() async throws {
         let directory = TemporaryDirectory("wal")

@@ -19,7 +19,12 @@ final class BatchInterrupter: Sendable {
         var armed = false
         var lastCheck = ContinuousClock.now
         var fired = false
+        var deadline: ContinuousClock.Instant?
+        var overran = false
     }
+
+    /// A batch that ran past its deadline: rolled back; run a smaller one.
+    struct Overrun: Error {}
 
     init(_ check: @escaping @Sendable () -> Bool) { self.check = check }
 
@@ -27,9 +32,12 @@ final class BatchInterrupter: Sendable {
     var fired: Bool { state.withLock { $0.fired } }
 
     /// Runs `body` on `db` with the handler installed; `body` calls `disarm()` when it is about
-    /// to commit.
-    func guarding<T>(_ db: Database, _ body: (_ disarm: () -> Void) throws -> T) throws -> T {
-        state.withLock { $0.armed = true; $0.lastCheck = ContinuousClock.now }
+    /// to commit. A batch still running after `limit` is aborted too, and ``Overrun`` thrown:
+    /// a slow disk or a descheduled thread then costs one rolled-back batch, not a long hold of
+    /// the write lock.
+    func guarding<T>(_ db: Database, limit: Duration? = nil, _ body: (_ disarm: () -> Void) throws -> T) throws -> T {
+        let now = ContinuousClock.now
+        state.withLock { $0.armed = true; $0.lastCheck = now; $0.deadline = limit.map { now + $0 }; $0.overran = false }
         let context = Unmanaged.passRetained(self)
         sqlite3_progress_handler(db.sqliteConnection, 4_000, { context in
             guard let context else { return 0 }
@@ -40,17 +48,26 @@ final class BatchInterrupter: Sendable {
             context.release()
             state.withLock { $0.armed = false }
         }
-        return try body { self.state.withLock { $0.armed = false } }
+        do {
+            return try body { self.state.withLock { $0.armed = false } }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && state.withLock({ $0.overran }) {
+            throw Overrun()
+        }
     }
 
     private func shouldInterrupt() -> Bool {
         let due = state.withLock { state -> Bool in
-            guard state.armed, !state.fired else { return false }
+            guard state.armed, !state.fired, !state.overran else { return false }
             let now = ContinuousClock.now
+            if let deadline = state.deadline, now > deadline {
+                state.overran = true
+                return false
+            }
             guard now - state.lastCheck >= .milliseconds(1) else { return false }
             state.lastCheck = now
             return true
         }
+        if state.withLock({ $0.overran }) { return true }
         guard due, check() else { return false }
         state.withLock { $0.fired = true }
         return true

@@ -28,7 +28,14 @@ extension DeferredFinisher {
             guard await mayContinue() else { return false }
             let batchStart = ContinuousClock.now
             let before = state.rowsDone
-            let remaining = try dropBatch(table, size: step.counters.batchSize, state: &state, step: step)
+            let remaining: Bool
+            do {
+                remaining = try dropBatch(table, size: step.counters.batchSize, state: &state, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
+            }
             finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: !remaining)
             if !remaining { return true }
             guard await pause() else { return false }
@@ -67,7 +74,14 @@ extension DeferredFinisher {
             guard await mayContinue() else { return false }
             let batchStart = ContinuousClock.now
             let before = state.rowsDone
-            let done = try nullKeyBatch(table, predicate: predicate, size: step.counters.batchSize, state: &state, step: step)
+            let done: Bool
+            do {
+                done = try nullKeyBatch(table, predicate: predicate, size: step.counters.batchSize, state: &state, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
+            }
             finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
             if done { return true }
             guard await pause() else { return false }
@@ -173,7 +187,14 @@ extension DeferredFinisher {
         while true {
             guard await mayContinue() else { return false }
             let batchStart = ContinuousClock.now
-            let more = try vacuumBatch(pages: step.counters.batchSize, step: step)
+            let more: Bool
+            do {
+                more = try vacuumBatch(pages: step.counters.batchSize, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
+            }
             finishedBatch(step, started: batchStart, rows: 0, rowsDone: 0, done: !more, limit: 65_536)
             if !more { return true }
             FaultInjection.point("vacuum.between-batches")
@@ -190,7 +211,7 @@ extension DeferredFinisher {
             defer { if synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
             // One statement in its own transaction: an interruption rolls it back.
             if let interrupter {
-                try interrupter.guarding(db) { _ in try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))") }
+                try interrupter.guarding(db, limit: step.session.unlimitedNext ? nil : options.batchBudget * 1.5) { _ in try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))") }
             } else {
                 try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
             }

@@ -183,23 +183,18 @@ extension DeferredFinisher {
     /// false when stopped before the end.
     func copyIntoSideTable(_ side: SideTable, state: inout DeferredLedger.Progress, cursor: WritableKeyPath<DeferredLedger.Progress, Int64?> = \.lastKey,
                            step: TaskStep, faultPrefix: String) async throws -> Bool {
-        let t = quoteIdentifier(side.table)
         while true {
             guard await mayContinue() else { return false }
             let batchStart = ContinuousClock.now
             var next = state
             let size = step.counters.batchSize
-            let done: Bool = try batch(step.session, interruptible: true) { db in
-                let last = next[keyPath: cursor] ?? Int64.min
-                guard let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1]) else {
-                    return true
-                }
-                try db.execute(sql: side.copySQL(upTo: true), arguments: [last, upper])
-                next[keyPath: cursor] = upper
-                next.rowsDone += Int64(size)
-                FaultInjection.point("\(faultPrefix).mid-batch")
-                try DeferredLedger.saveProgress(next, id: step.id, in: db)
-                return false
+            let done: Bool
+            do {
+                done = try sideCopyBatch(side, next: &next, cursor: cursor, size: size, step: step, faultPrefix: faultPrefix)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
             }
             finishedBatch(step, started: batchStart, rows: next.rowsDone - state.rowsDone, rowsDone: next.rowsDone, done: false)
             state = next
@@ -207,6 +202,27 @@ extension DeferredFinisher {
             FaultInjection.point("\(faultPrefix).between-batches")
             guard await pause() else { return false }
         }
+    }
+
+    /// One batch of ``copyIntoSideTable(_:state:cursor:step:faultPrefix:)``; true when no row was left.
+    private func sideCopyBatch(_ side: SideTable, next: inout DeferredLedger.Progress, cursor: WritableKeyPath<DeferredLedger.Progress, Int64?>,
+                               size: Int, step: TaskStep, faultPrefix: String) throws -> Bool {
+        let t = quoteIdentifier(side.table)
+        var candidate = next
+        let done: Bool = try batch(step.session, interruptible: true) { db in
+            let last = candidate[keyPath: cursor] ?? Int64.min
+            guard let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1]) else {
+                return true
+            }
+            try db.execute(sql: side.copySQL(upTo: true), arguments: [last, upper])
+            candidate[keyPath: cursor] = upper
+            candidate.rowsDone += Int64(size)
+            FaultInjection.point("\(faultPrefix).mid-batch")
+            try DeferredLedger.saveProgress(candidate, id: step.id, in: db)
+            return false
+        }
+        next = candidate
+        return done
     }
 
     func readSideTable(_ name: String, of table: String) throws -> SideTable {

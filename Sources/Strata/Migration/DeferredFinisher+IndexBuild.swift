@@ -192,10 +192,20 @@ extension DeferredFinisher {
             let batchStart = ContinuousClock.now
             let after = build.appended ?? 0
             let upper = min(total, after + Int64(step.counters.batchSize))
-            build.appended = upper
-            state.build = build
-            state.rowsDone += upper - after
-            try appendBatch(buffer, build: build, after: after, upTo: upper, state: state, step: step)
+            var candidate = build
+            candidate.appended = upper
+            var next = state
+            next.build = candidate
+            next.rowsDone += upper - after
+            do {
+                try appendBatch(buffer, build: candidate, after: after, upTo: upper, state: next, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return park(buffer, build) }
+                continue
+            }
+            build = candidate
+            state = next
             finishedBatch(step, started: batchStart, rows: upper - after, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")
             guard await pause() else { return park(buffer, build) }
@@ -235,7 +245,10 @@ extension DeferredFinisher {
             let batchStart = ContinuousClock.now
             let size = step.counters.batchSize
             var next = state
-            let (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
+            var candidate = build
+            let done: Bool, count: Int64
+            do {
+                (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
                 let cursor = build.sourceCursor?.map(\.databaseValue)
                 let lower = cursor == nil ? "" : "\(tuple) > (\(Array(repeating: "?", count: cursor!.count).joined(separator: ", "))) AND "
                 let lowerArguments = StatementArguments(cursor ?? [])
@@ -249,12 +262,18 @@ extension DeferredFinisher {
                     WHERE \(lower)\(bound)rowid NOT IN (SELECT "rid" FROM \(quoteIdentifier(build.changes))) ORDER BY \(order) ON CONFLICT DO NOTHING
                     """, arguments: lowerArguments + StatementArguments(upperValues ?? []))
                 let inserted = Int64(db.changesCount)
-                build.sourceCursor = upperValues?.map(DeferredLedger.StoredValue.init)
-                next.build = build
+                candidate.sourceCursor = upperValues?.map(DeferredLedger.StoredValue.init)
+                next.build = candidate
                 next.rowsDone += inserted
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 return (upperValues == nil, inserted)
+                }
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return nil }
+                continue
             }
+            build = candidate
             state = next
             finishedBatch(step, started: batchStart, rows: count, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")

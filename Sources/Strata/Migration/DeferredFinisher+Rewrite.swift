@@ -22,7 +22,14 @@ extension DeferredFinisher {
                 guard await mayContinue() else { return false }
                 let batchStart = ContinuousClock.now
                 let before = state.rowsDone
-                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: step.counters.batchSize, state: &state, step: step)
+                let done: Bool
+                do {
+                    done = try copyBatch(rewrite, keyColumn: keyColumn, size: step.counters.batchSize, state: &state, step: step)
+                } catch is BatchInterrupter.Overrun {
+                    overran(step)
+                    guard await pause() else { return false }
+                    continue
+                }
                 finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
                 if done { break }
                 guard await pause() else { return false }

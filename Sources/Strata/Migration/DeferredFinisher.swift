@@ -40,6 +40,9 @@ struct DeferredFinisher {
         var synchronous = 2
         var checkpointer: WALCheckpointer?
         var interrupter: BatchInterrupter?
+        /// The next batch runs without a time limit (the last one overran at the smallest size:
+        /// it must make progress).
+        var unlimitedNext = false
     }
 
     func run() async throws -> FinishReport {
@@ -152,7 +155,7 @@ struct DeferredFinisher {
             return result!
         }
         if interruptible, let interrupter = session.interrupter {
-            return try interrupter.guarding(db) { disarm in try run(disarm) }
+            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
         }
         return try run {}
     }
@@ -252,10 +255,18 @@ struct DeferredFinisher {
         var id: Int64 { entry.task.id }
     }
 
+    /// After a batch that overran its time limit (rolled back): a quarter of the size next.
+    func overran(_ step: TaskStep) {
+        if step.counters.batchSize <= 16 { step.session.unlimitedNext = true }
+        step.counters.batchSize = max(16, step.counters.batchSize / 4)
+        store.logger.debug("a batch overran its time limit and was rolled back; the next is smaller", metadata: ["strata.task": "\(step.id)"])
+    }
+
     /// Records one batch: counters, the adapted size, progress; starts a WAL checkpoint when due.
     func finishedBatch(_ step: TaskStep, started: ContinuousClock.Instant, rows: Int64, rowsDone: Int64, done: Bool, limit: Int = 200_000) {
         step.counters.batches += 1
         step.counters.rows += rows
+        step.session.unlimitedNext = false
         adapt(step.counters, elapsed: ContinuousClock.now - started, limit: limit)
         step.session.checkpointer?.checkpointIfDue()
         report(step.entry, rowsDone: rowsDone, state: done ? .done : .running, index: step.index, of: step.total)
