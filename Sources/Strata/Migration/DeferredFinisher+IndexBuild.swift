@@ -43,7 +43,9 @@ extension DeferredFinisher {
     /// only: no lock held), sorted there in one statement that holds no lock on the store, and
     /// appended to the container in key order, a batch at a time (rows changed meanwhile are
     /// the triggers'); a last short transaction turns the container into the index
-    /// (``IndexRelocation``).
+    /// (``IndexRelocation``). With a `source` — an index of the live table with the same key
+    /// columns, for a rewrite's shadow, which keeps the live table's rowids and values — the
+    /// entries are read from it, already in order, instead of being collected and sorted.
     ///
     /// **Fallback.** A primary key cannot hold NULL, so when a key is NULL the index is built
     /// on a side table instead, maintained row by row while the side table is filled in rowid
