@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -36,16 +38,30 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // Varlink: codec, NIO server and client, and the typed io.strata.Admin / io.strata.Store
+        // (no Strata, no systemd, no service-lifecycle: stratactl links it).
+        .target(
+            name: "StrataVarlink",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "StrataDaemon",
             dependencies: [
                 "Strata",
+                "StrataVarlink",
                 "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -54,6 +70,9 @@ let package = Package(
             name: "stratad",
             dependencies: [
                 "StrataDaemon",
+                "StrataVarlink",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -61,7 +80,7 @@ let package = Package(
             name: "stratactl",
             dependencies: [
                 "Strata",
-                "StrataDaemon",
+                "StrataVarlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -70,6 +89,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataDaemon",
+                "StrataVarlink",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -85,9 +105,16 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "StrataVarlinkTests",
+            dependencies: [
+                "StrataVarlink",
+            ]
+        ),
+        .testTarget(
             name: "StrataDaemonTests",
             dependencies: [
                 "StrataDaemon",
+                "StrataVarlink",
                 "Strata",
                 "stratad",
                 "stratactl",

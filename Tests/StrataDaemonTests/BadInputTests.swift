@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// Every kind of bad client input gets an error or a disconnect, and the daemon keeps serving.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// Connection-level bounds on a real stratad over raw sockets: the connection limit, peers
 /// refused before they hold a slot, the per-message deadline, JSON nesting, and the fetch and

@@ -2,6 +2,7 @@ import Foundation
 import Strata
 import Testing
 @testable import StrataDaemon
+import StrataVarlink
 
 /// The daemon opens stores with migration at open: a hop that would leave stored objects
 /// invalid is refused there too, before any write; the store is reported as failed and the

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// stratad spawned with NOTIFY_SOCKET pointing at a datagram socket the test owns.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -5,6 +5,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// End to end against the real `stratad`: clients write through the data socket while a store
 /// has deferred work pending. No deferred batch runs while they write; once they stop, work

@@ -1,4 +1,5 @@
 import Foundation
+import StrataVarlink
 import Yams
 
 /// Walks the YAML tree of a configuration file, keeping the key path and line of every value
@@ -19,7 +20,7 @@ struct ConfigurationReader {
         guard let root, !(root.null != nil) else {
             throw ConfigurationError(.missingKey, file: file, key: "stores", "the file is empty; it needs at least a `stores:` list")
         }
-        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "log_level"])
+        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "metrics", "log_level"])
         guard let stores = top["stores"] else {
             throw ConfigurationError(.missingKey, file: file, key: "stores", "missing; list the stores to host (may be empty: `stores: []`)")
         }
@@ -44,6 +45,9 @@ struct ConfigurationReader {
         }
         if let limits = top["limits"] {
             configuration.limits = try self.limits(limits)
+        }
+        if let metrics = top["metrics"] {
+            configuration.metrics = try self.metrics(metrics)
         }
         if let level = top["log_level"] {
             let text = try scalar(level, key: "log_level")
@@ -131,6 +135,30 @@ struct ConfigurationReader {
         if let value = map["max_fetch_objects"] { limits.maxFetchObjects = try count(value, key: "limits.max_fetch_objects", range: 1...10_000_000) }
         if let value = map["max_batch_operations"] { limits.maxBatchOperations = try count(value, key: "limits.max_batch_operations", range: 1...1_000_000) }
         return limits
+    }
+
+    private func metrics(_ node: Node) throws(ConfigurationError) -> MetricsConfiguration {
+        let map = try mapping(node, key: "metrics", allowed: ["textfile", "interval"])
+        var metrics = MetricsConfiguration()
+        if let textfile = map["textfile"] {
+            let path = try scalar(textfile, key: "metrics.textfile")
+            guard !path.isEmpty else {
+                throw ConfigurationError(.invalidValue, file: file, key: "metrics.textfile", "empty; give a file such as /var/lib/strata/metrics/stratad.prom, or leave the key out", line: line(textfile))
+            }
+            guard path.hasSuffix(".prom") else {
+                throw ConfigurationError(.invalidValue, file: file, key: "metrics.textfile", "'\(path)' does not end in .prom, and node_exporter's textfile collector reads only *.prom files", line: line(textfile))
+            }
+            metrics.textfile = path
+        }
+        if let value = map["interval"] {
+            let text = try scalar(value, key: "metrics.interval")
+            let range = MetricsConfiguration.intervalRange
+            guard let interval = DurationText.parse(text), range.contains(interval) else {
+                throw ConfigurationError(.invalidValue, file: file, key: "metrics.interval", "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. 15s, 1m)", line: line(value))
+            }
+            metrics.interval = interval
+        }
+        return metrics
     }
 
     private func count(_ node: Node, key: String, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import NIOPosix
 import Strata
 import Synchronization
@@ -21,6 +22,10 @@ public final class HostedStore: Sendable {
     /// The store's own threads for blocking work (nil when it failed to open).
     let executor: StoreExecutor?
     private let shared: Mutex<Shared>
+    /// Wakes ``close(timeout:)`` when the last call or deferred run ends.
+    private let idle = IdleSignal()
+    /// `strata_store_requests_total{store}`: the requests ``requestCount`` counts.
+    private let requestCounter: Counter
 
     private struct Shared {
         var state: State
@@ -35,6 +40,7 @@ public final class HostedStore: Sendable {
         self.modelVersion = modelVersion
         self.shared = Mutex(Shared(state: state))
         self.executor = store == nil ? nil : StoreExecutor()
+        self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
     }
 
     public var name: String { configuration.name }
@@ -53,21 +59,23 @@ public final class HostedStore: Sendable {
     ///
     /// - Throws: `StoreUnavailable` when the store failed or was closed.
     public func use<T>(_ body: (PersistentStore) throws -> T) throws -> T {
-        let store = try shared.withLock { shared throws(VarlinkError) -> PersistentStore in
+        let store = try shared.withLock { shared throws(HostingError) -> PersistentStore in
             switch shared.state {
             case .ready: break
-            case .failed(let reason): throw StoreErrors.unavailable(name, reason)
-            case .closed: throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+            case .failed(let reason): throw HostingError.unavailable(store: name, reason: reason)
+            case .closed: throw HostingError.unavailable(store: name, reason: HostingError.closedReason)
             }
-            guard let open = self.store else { throw StoreErrors.unavailable(name, "not open") }
+            guard let open = self.store else { throw HostingError.unavailable(store: name, reason: "not open") }
             shared.inFlight += 1
             shared.requests += 1
             return open
         }
+        requestCounter.increment()
         load.begin()
         defer {
             load.end()
             shared.withLock { $0.inFlight -= 1 }
+            idle.notify()
         }
         return try body(store)
     }
@@ -81,7 +89,7 @@ public final class HostedStore: Sendable {
         do {
             return try await executor.run { try self.use(body) }
         } catch is NIOThreadPoolError.ThreadPoolInactive {
-            throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+            throw HostingError.unavailable(store: name, reason: HostingError.closedReason)
         }
     }
 
@@ -94,36 +102,19 @@ public final class HostedStore: Sendable {
         }
     }
 
-    func endFinishing() { shared.withLock { $0.finishing = false } }
+    func endFinishing() {
+        shared.withLock { $0.finishing = false }
+        idle.notify()
+    }
     public var isFinishing: Bool { shared.withLock { $0.finishing } }
 
-    /// Marks the store closed (new requests are refused), waits for in-flight requests up to
-    /// `timeout`, and closes its connections.
+    /// Marks the store closed (new requests are refused), waits for in-flight requests and a
+    /// deferred run up to `timeout` (not at all when the task is cancelled: the shutdown
+    /// deadline passed), and closes its connections.
     func close(timeout: Duration) async {
         shared.withLock { $0.state = .closed }
-        let deadline = ContinuousClock.now + timeout
-        while inFlight > 0 || isFinishing, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        await idle.wait(timeout: timeout) { self.inFlight == 0 && !self.isFinishing }
         executor?.shutDown()
         try? store?.close()
-    }
-}
-
-/// The errors of `io.strata.Admin` and `io.strata.Store` that concern stores.
-enum StoreErrors {
-    static func noSuchStore(_ name: String, known: [String], interface: String = "io.strata.Store") -> VarlinkError {
-        VarlinkError("\(interface).NoSuchStore", [
-            "store": .string(name), "known": .array(known.map(JSONValue.string)),
-            "reason": .string("no store named '\(name)'; known stores: \(known.isEmpty ? "none" : known.joined(separator: ", "))"),
-        ])
-    }
-
-    static func unavailable(_ name: String, _ reason: String, interface: String = "io.strata.Store") -> VarlinkError {
-        VarlinkError("\(interface).StoreUnavailable", ["store": .string(name), "reason": .string(reason)])
-    }
-
-    static func failure(_ name: String, _ error: StoreError, interface: String = "io.strata.Store") -> VarlinkError {
-        VarlinkError("\(interface).StoreFailure", ["store": .string(name), "code": .string(error.code.rawValue), "reason": .string(error.description)])
     }
 }

@@ -23,8 +23,9 @@ public actor StoreRegistry {
 
     public func names() -> [String] { order }
 
-    public func store(named name: String) throws(VarlinkError) -> HostedStore {
-        guard let store = stores[name] else { throw StoreErrors.noSuchStore(name, known: order) }
+    /// - Throws: ``HostingError/noSuchStore(name:known:)``.
+    public func store(named name: String) throws(HostingError) -> HostedStore {
+        guard let store = stores[name] else { throw HostingError.noSuchStore(name: name, known: order) }
         return store
     }
 

@@ -17,6 +17,10 @@ public struct VarlinkCall: Sendable, Hashable {
         self.oneway = oneway
     }
 
+    /// The deepest nesting of arrays and objects a call may have by default (Foundation refuses
+    /// past 512 with a generic error; this bound names itself).
+    public static let defaultMaxDepth = 64
+
     /// The interface part of ``method``.
     public var interface: String {
         guard let dot = method.lastIndex(of: ".") else { return "" }
@@ -34,7 +38,7 @@ public struct VarlinkCall: Sendable, Hashable {
     /// - Throws: ``VarlinkError`` `io.strata.Varlink.MalformedMessage` for anything that is
     ///   not a JSON object with a string `method`; `io.strata.Varlink.LimitExceeded` for
     ///   arrays and objects nested deeper than `maxDepth` (checked before decoding).
-    public static func parse(_ bytes: Data, maxDepth: Int = Limits.maxJSONDepth) throws(VarlinkError) -> VarlinkCall {
+    public static func parse(_ bytes: Data, maxDepth: Int = VarlinkCall.defaultMaxDepth) throws(VarlinkError) -> VarlinkCall {
         if let offset = JSONValue.offsetPastDepth(maxDepth, in: bytes) {
             throw VarlinkError.limitExceeded("json_depth", maximum: maxDepth, reason:
                 "the message nests arrays and objects deeper than \(maxDepth) levels (at byte \(offset)); flatten the parameters")
@@ -77,39 +81,5 @@ public struct VarlinkCall: Sendable, Hashable {
         if more { object["more"] = true }
         if oneway { object["oneway"] = true }
         return JSONValue.object(object).encoded()
-    }
-}
-
-/// A Varlink reply: parameters, or an error name with parameters; `continues` for all but the
-/// last reply to a `more` call.
-public struct VarlinkReply: Sendable, Hashable {
-    public var parameters: [String: JSONValue]
-    public var continues: Bool
-    /// The error's qualified name, nil for a successful reply.
-    public var error: String?
-
-    public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
-        self.parameters = parameters
-        self.continues = continues
-        self.error = error
-    }
-
-    public init(_ error: VarlinkError) {
-        self.init(parameters: error.parameters, error: error.name)
-    }
-
-    public func encoded() -> Data {
-        var object: [String: JSONValue] = ["parameters": .object(parameters)]
-        if continues { object["continues"] = true }
-        if let error { object["error"] = .string(error) }
-        return JSONValue.object(object).encoded()
-    }
-
-    public static func parse(_ bytes: Data) throws(VarlinkError) -> VarlinkReply {
-        guard let value = try? JSONValue.decode(bytes), case .object(let object) = value else {
-            throw VarlinkError.malformedMessage("the reply is not a JSON object")
-        }
-        return VarlinkReply(parameters: object["parameters"]?.objectValue ?? [:], continues: object["continues"]?.boolValue ?? false,
-                            error: object["error"]?.stringValue)
     }
 }

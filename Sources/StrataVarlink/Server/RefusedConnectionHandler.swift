@@ -1,7 +1,7 @@
 import NIOCore
 
 /// Tells a refused peer why and closes: as soon as it sends anything (or, if it sends nothing
-/// within the grace time, unasked) it gets the error — `NotAuthorized`, `TooManyConnections`
+/// within the grace time or when the server quiesces, unasked) it gets the error — `NotAuthorized`, `TooManyConnections`
 /// or `ShuttingDown` — as the reply to its first call, then the connection closes.
 ///
 /// Runs entirely on the event loop with no frame decoder: a refused connection holds no
@@ -39,6 +39,11 @@ final class RefusedConnectionHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         answer(context)
+    }
+
+    /// The server quiesces: tell the peer now rather than after the grace time.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { answer(context) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

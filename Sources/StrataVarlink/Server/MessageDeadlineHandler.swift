@@ -51,7 +51,7 @@ final class MessageDeadlineHandler: ChannelInboundHandler {
         let (timeout, logger, peer) = (self.timeout, self.logger, self.peer)
         deadline = context.eventLoop.scheduleTask(in: TimeAmount(clamping: timeout)) {
             logger.notice("client did not complete a message in time, disconnecting", metadata: [
-                "strata.peer": "\(peer.map(\.description) ?? "?")", "strata.message_timeout": "\(DurationText.format(timeout))",
+                "strata.peer": "\(peer.map(\.description) ?? "?")", "strata.message_timeout": "\(timeout)",
             ])
             // Written from the channel's tail: the frame encoder adds the NUL.
             let reply = channel.allocator.buffer(bytes: VarlinkReply(.messageTimeout(timeout)).encoded())
@@ -68,7 +68,7 @@ final class MessageDeadlineHandler: ChannelInboundHandler {
 extension TimeAmount {
     /// A duration as a NIO time amount, saturating instead of trapping on huge values.
     init(clamping duration: Duration) {
-        let nanoseconds = duration.seconds * 1e9
+        let nanoseconds = duration.fractionalSeconds * 1e9
         self = .nanoseconds(nanoseconds >= Double(Int64.max) ? Int64.max : Int64(max(0, nanoseconds)))
     }
 }

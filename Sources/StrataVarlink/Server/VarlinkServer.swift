@@ -1,20 +1,26 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOExtras
 import NIOPosix
 import Synchronization
 
-/// Serves Varlink on one listening Unix socket: bound by the daemon (removing a stale socket
-/// file first) or passed by systemd.
+/// Serves Varlink on one listening Unix socket: bound here (removing a stale socket file
+/// first) or passed by systemd.
 ///
 /// Every connection is admitted or refused the moment it is accepted, on the event loop,
 /// before it holds anything: the peer's kernel credentials (``PeerCredentials``) are checked
 /// against the socket's ``PeerAuthorization``, then a connection slot is taken (at most
-/// `limits.max_connections`). A refused peer gets `NotAuthorized`, `TooManyConnections` or
+/// ``Limits/maxConnections``). A refused peer gets `NotAuthorized`, `TooManyConnections` or
 /// `ShuttingDown` from a ``RefusedConnectionHandler`` and is closed. An admitted connection
 /// is framed by NUL with a size limit, must complete each message within
-/// `limits.message_timeout` (``MessageDeadlineHandler``), is disconnected when silent for
-/// `limits.idle_timeout`, and has its calls run in order, one at a time.
+/// ``Limits/messageTimeout`` (``MessageDeadlineHandler``), is disconnected when silent for
+/// ``Limits/idleTimeout``, and has its calls run in order, one at a time.
+///
+/// Its life: ``bind()`` (``State/listening``), ``serve()`` until ``quiesce()`` — NIOExtras'
+/// `ServerQuiescingHelper` closes the listener and tells every connection, which closes when
+/// idle or after its running call (``State/quiescing``) — and every connection has ended
+/// (``State/stopped``). ``closeAll()`` ends the connections still open at a deadline.
 public final class VarlinkServer: Sendable {
     /// Where the listening socket comes from.
     public enum Source: Sendable, Hashable {
@@ -22,6 +28,29 @@ public final class VarlinkServer: Sendable {
         case path(String, mode: UInt16)
         /// A listening socket passed by systemd (socket activation).
         case descriptor(CInt)
+    }
+
+    /// The protocol limits that protect the server from misbehaving clients.
+    public struct Limits: Sendable, Hashable {
+        /// Largest accepted message in bytes; a larger one gets `MessageTooLarge` and a disconnect.
+        public var maxMessageSize: Int
+        /// A client that sends nothing for this long (while none of its calls runs) is disconnected.
+        public var idleTimeout: Duration
+        /// A message must be complete within this long of its first byte (`MessageTimeout`).
+        public var messageTimeout: Duration
+        /// Most admitted connections at once (refused peers never hold a slot).
+        public var maxConnections: Int
+        /// Deepest nesting of arrays and objects in a message (`LimitExceeded`).
+        public var maxJSONDepth: Int
+
+        public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
+                    maxConnections: Int = 256, maxJSONDepth: Int = VarlinkCall.defaultMaxDepth) {
+            self.maxMessageSize = maxMessageSize
+            self.idleTimeout = idleTimeout
+            self.messageTimeout = messageTimeout
+            self.maxConnections = maxConnections
+            self.maxJSONDepth = maxJSONDepth
+        }
     }
 
     public struct Configuration: Sendable {
@@ -41,6 +70,18 @@ public final class VarlinkServer: Sendable {
         }
     }
 
+    /// Where the server is in its life.
+    public enum State: Sendable, Hashable {
+        /// Created; nothing bound yet.
+        case idle
+        /// Bound (or adopted); accepting once ``serve()`` runs.
+        case listening
+        /// No longer accepting; connections close when idle or after their running call.
+        case quiescing
+        /// ``serve()`` returned: every connection has ended.
+        case stopped
+    }
+
     /// What the child-channel initializer hands over: an admitted connection, or one that a
     /// ``RefusedConnectionHandler`` is turning away.
     enum Incoming: Sendable {
@@ -57,14 +98,9 @@ public final class VarlinkServer: Sendable {
     /// closed without a reply.
     static func maxRefusing(_ limits: Limits) -> Int { max(64, limits.maxConnections) }
 
-    private enum State {
-        case idle
-        case listening(Channel)
-        case draining
-    }
-
     private struct Shared {
         var state = State.idle
+        var listener: Listener?
         /// Admitted connections not yet ended (slots in use).
         var slots = 0
         var connections: [ObjectIdentifier: AcceptedConnection] = [:]
@@ -82,6 +118,7 @@ public final class VarlinkServer: Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let group: any EventLoopGroup
+    private let quiescing: ServerQuiescingHelper
     private let shared = Mutex(Shared())
 
     public init(configuration: Configuration, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
@@ -90,14 +127,26 @@ public final class VarlinkServer: Sendable {
         logger[metadataKey: "strata.socket"] = "\(configuration.name)"
         self.logger = logger
         self.group = group
+        self.quiescing = ServerQuiescingHelper(group: group)
     }
+
+    public var state: State { shared.withLock { $0.state } }
+
+    /// The number of open client connections (admitted ones: the slots in use).
+    public var connectionCount: Int { shared.withLock { $0.slots } }
 
     // MARK: - Binding
 
-    /// Binds (or adopts) the listening socket. Call once, then ``serve(_:)``.
-    func bind() async throws -> Listener {
+    /// Binds (or adopts) the listening socket. Call once, then ``serve()``.
+    public func bind() async throws {
+        let quiescing = self.quiescing
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
+            }
         let initializer: @Sendable (Channel) -> EventLoopFuture<Incoming> = { [self] channel in
             channel.eventLoop.makeCompletedFuture { try self.initialize(channel) }
         }
@@ -116,11 +165,11 @@ public final class VarlinkServer: Sendable {
         }
         let adopted = shared.withLock { shared -> Bool in
             guard case .idle = shared.state else { return false }
-            shared.state = .listening(listener.channel)
+            shared.state = .listening
+            shared.listener = listener
             return true
         }
         if !adopted { listener.channel.close(promise: nil) }
-        return listener
     }
 
     /// Admits or refuses a freshly accepted connection (on its event loop) and builds its
@@ -158,6 +207,7 @@ public final class VarlinkServer: Sendable {
         let limits = configuration.limits
         let activity = ConnectionActivity()
         try channel.pipeline.syncOperations.addHandlers([
+            ConnectionQuiescingHandler(activity: activity),
             IdleStateHandler(readTimeout: TimeAmount(clamping: limits.idleTimeout)),
             StallTimeoutHandler(activity: activity, logger: logger, peer: peer),
             MessageDeadlineHandler(timeout: limits.messageTimeout, logger: logger, peer: peer),
@@ -177,7 +227,7 @@ public final class VarlinkServer: Sendable {
         let authorized = configuration.authorization.permits(peer)
         return shared.withLock { shared -> Admission in
             let verdict: Admission
-            if case .draining = shared.state {
+            if shared.state != .listening {
                 verdict = .refuse(.shuttingDown(), reason: "connection refused: stopping")
             } else if !authorized {
                 verdict = .refuse(.notAuthorized(uid: peer?.uid ?? UInt32.max, socket: configuration.name), reason: "refused peer")
@@ -197,20 +247,16 @@ public final class VarlinkServer: Sendable {
 
     // MARK: - Serving
 
-    /// Accepts connections until ``beginDrain()``; returns when every connection has ended.
-    /// Every admitted connection is run (and so closed) here, even while draining.
-    func serve(_ listener: Listener) async {
+    /// Accepts connections until ``quiesce()``; returns when every connection has ended.
+    /// Every admitted connection is run (and so closed) here, even while quiescing.
+    public func serve() async {
+        guard let listener = shared.withLock({ $0.listener }) else { return }
         do {
             try await listener.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await incoming in inbound {
                         guard case .admitted(let connection) = incoming else { continue }
-                        let draining = shared.withLock { shared -> Bool in
-                            shared.connections[ObjectIdentifier(connection.activity)] = connection
-                            if case .draining = shared.state { return true }
-                            return false
-                        }
-                        if draining, connection.activity.drainIfIdle() { connection.channel.channel.close(promise: nil) }
+                        shared.withLock { $0.connections[ObjectIdentifier(connection.activity)] = connection }
                         group.addTask {
                             await self.handle(connection)
                             self.shared.withLock { shared in
@@ -224,35 +270,34 @@ public final class VarlinkServer: Sendable {
         } catch {
             logger.error("the listener failed", metadata: ["strata.error": "\(error)"])
         }
-    }
-
-    /// Stops accepting, closes idle connections, and lets each busy connection finish its
-    /// current call before closing.
-    public func beginDrain() {
-        let (listener, connections) = shared.withLock { shared -> (Channel?, [AcceptedConnection]) in
-            var listener: Channel?
-            if case .listening(let channel) = shared.state { listener = channel }
-            shared.state = .draining
-            return (listener, Array(shared.connections.values))
-        }
-        listener?.close(promise: nil)
-        for connection in connections where connection.activity.drainIfIdle() {
-            connection.channel.channel.close(promise: nil)
+        shared.withLock {
+            $0.state = .stopped
+            $0.listener = nil
         }
     }
 
-    /// Closes every connection now (after the drain timeout).
+    /// Stops accepting and tells every connection: an idle one closes now, a busy one after
+    /// its running call. ``serve()`` returns once all have closed.
+    public func quiesce() {
+        let listening = shared.withLock { shared -> Bool in
+            guard shared.state == .listening || shared.state == .idle else { return false }
+            shared.state = .quiescing
+            return true
+        }
+        guard listening else { return }
+        quiescing.initiateShutdown(promise: nil)
+    }
+
+    /// Closes every connection now (at the shutdown deadline).
     public func closeAll() {
         let connections = shared.withLock { Array($0.connections.values) }
         for connection in connections { connection.channel.channel.close(promise: nil) }
     }
 
-    /// The number of open client connections (admitted ones: the slots in use).
-    public var connectionCount: Int { shared.withLock { $0.slots } }
-
     private func handle(_ connection: AcceptedConnection) async {
         let context = VarlinkCallContext(socket: configuration.name, peer: connection.peer, logger: logger)
         let peer = connection.peer.map(\.description) ?? "?"
+        let maxDepth = configuration.limits.maxJSONDepth
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
                 let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
@@ -266,7 +311,7 @@ public final class VarlinkServer: Sendable {
                         }
                         let reply: VarlinkReply?
                         do {
-                            let call = try VarlinkCall.parse(Data(frame.readableBytesView))
+                            let call = try VarlinkCall.parse(Data(frame.readableBytesView), maxDepth: maxDepth)
                             reply = await configuration.dispatcher.dispatch(call, context: context, send: send)
                         } catch let error as VarlinkError {
                             logger.notice("malformed message", metadata: ["strata.peer": "\(peer)", "strata.reason": "\(error.reason)"])

@@ -42,27 +42,3 @@ public struct PeerIdentity: Sendable, Hashable, CustomStringConvertible {
         return entry.pointee.gr_gid
     }
 }
-
-/// Who may use a socket: the daemon's own user always, then the configured users and groups
-/// (matched against the peer's own credentials, see ``PeerIdentity``).
-public struct PeerAuthorization: Sendable, Hashable {
-    public var users: Set<UInt32>
-    public var groups: Set<UInt32>
-    public var allowAnyPeer: Bool
-    /// The daemon's own user id.
-    public var ownUID: UInt32
-
-    public init(_ socket: SocketConfiguration, ownUID: UInt32 = getuid()) {
-        self.users = Set(socket.users)
-        self.groups = Set(socket.groups)
-        self.allowAnyPeer = socket.allowAnyPeer
-        self.ownUID = ownUID
-    }
-
-    /// Whether `peer` is accepted; nil identity (credentials unreadable) is refused.
-    public func permits(_ peer: PeerIdentity?) -> Bool {
-        guard let peer else { return false }
-        if peer.uid == ownUID || allowAnyPeer || users.contains(peer.uid) { return true }
-        return !groups.isEmpty && !groups.isDisjoint(with: peer.groups)
-    }
-}

@@ -1,8 +1,10 @@
 import Foundation
 
-/// A Varlink error reply: a qualified name (`io.strata.Admin.NoSuchStore`) and parameters
-/// that say what went wrong. Thrown by interface handlers and by ``VarlinkClient``.
-public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
+/// A Varlink error reply as it travels: a qualified name (`io.strata.Admin.NoSuchStore`) and
+/// parameters that say what went wrong. Thrown by ``VarlinkClient`` for error replies; typed
+/// interfaces throw their own errors (``VarlinkErrorConvertible``), which become one of these
+/// at the wire.
+public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, VarlinkErrorConvertible {
     public var name: String
     public var parameters: [String: JSONValue]
 
@@ -14,6 +16,11 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters))"
     }
+
+    public var varlinkError: VarlinkError { self }
+
+    /// The unqualified part of ``name`` (`NoSuchStore`).
+    public var shortName: String { name.split(separator: ".").last.map(String.init) ?? name }
 
     /// The human part of the error: its `reason` parameter, or a summary of its parameters.
     public var reason: String {
@@ -81,8 +88,8 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
     /// connection is closed after this reply.
     public static func messageTimeout(_ timeout: Duration) -> VarlinkError {
         VarlinkError("io.strata.Varlink.MessageTimeout", [
-            "seconds": .double(timeout.seconds),
-            "reason": .string("a message must be complete (NUL-terminated) within \(DurationText.format(timeout)) of its first byte (limits.message_timeout)"),
+            "seconds": .double(timeout.fractionalSeconds),
+            "reason": .string("a message must be complete (NUL-terminated) within \(Self.text(timeout)) of its first byte (limits.message_timeout)"),
         ])
     }
 
@@ -98,5 +105,24 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func shuttingDown() -> VarlinkError {
         VarlinkError("io.strata.Varlink.ShuttingDown", ["reason": .string("stratad is stopping; retry when it is back")])
     }
+
+    /// `500ms`, `10s`: a timeout as the configuration writes it.
+    private static func text(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
+    }
 }
 
+/// An error a Varlink interface can reply with: typed interface errors (``StrataAdmin/Failure``,
+/// ``StrataStore/Failure``) and ``VarlinkError`` itself.
+public protocol VarlinkErrorConvertible: Error, Sendable {
+    /// The error as it goes on the wire.
+    var varlinkError: VarlinkError { get }
+}
+
+extension Duration {
+    /// The duration in (fractional) seconds.
+    var fractionalSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -26,9 +26,17 @@ public struct VarlinkCallContext: Sendable {
     public var socket: String
     public var peer: PeerIdentity?
     public var logger: Logger
+
+    /// A context outside a connection (the fuzz targets and in-process callers).
+    public init(socket: String, peer: PeerIdentity? = nil, logger: Logger) {
+        self.socket = socket
+        self.peer = peer
+        self.logger = logger
+    }
 }
 
-/// One Varlink interface served by the daemon: its IDL description and its methods.
+/// One Varlink interface a server serves: its IDL description and its methods. Typed
+/// interfaces implement it with a ``VarlinkMethodTable``.
 public protocol VarlinkInterface: Sendable {
     /// The qualified interface name, e.g. `io.strata.Admin`.
     var name: String { get }
@@ -38,7 +46,7 @@ public protocol VarlinkInterface: Sendable {
     var methods: Set<String> { get }
     /// Handles one call; the returned parameters are the final reply.
     ///
-    /// - Throws: ``VarlinkError`` for error replies; anything else becomes
+    /// - Throws: ``VarlinkErrorConvertible`` errors for error replies; anything else becomes
     ///   `io.strata.Varlink.InternalError`.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue]
 }
@@ -46,13 +54,6 @@ public protocol VarlinkInterface: Sendable {
 extension VarlinkInterface {
     /// The method names declared in ``definition`` (`method Name(`).
     public static func methodNames(in definition: String) -> Set<String> {
-        var names: Set<String> = []
-        for line in definition.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard trimmed.hasPrefix("method ") else { continue }
-            let rest = trimmed.dropFirst("method ".count)
-            if let paren = rest.firstIndex(of: "(") { names.insert(rest[..<paren].trimmingCharacters(in: .whitespaces)) }
-        }
-        return names
+        Set(((try? VarlinkIDL(parsing: definition))?.methods.keys).map(Array.init) ?? [])
     }
 }

@@ -4,7 +4,7 @@
 enum InterfaceDefinitions {
     static let admin = #"""
         # Administration of stratad: status, stores, deferred migration work, the idle
-        # scheduler and its settings, checkpoints, backups and configuration reload.
+        # scheduler and its settings, checkpoints, backups, configuration reload and metrics.
         interface io.strata.Admin
 
         # A hosted store. state: "ready", "failed" or "closed".
@@ -168,6 +168,10 @@ enum InterfaceDefinitions {
 
         # Re-reads the configuration: opens added stores, closes removed ones.
         method Reload() -> (status: string, opened: []string, closed: []string)
+
+        # The daemon's metrics in the Prometheus text exposition format (version 0.0.4):
+        # requests, stores, deferred work and the idle scheduler (see docs/Daemon.md).
+        method Metrics() -> (text: string)
 
         error NoSuchStore (store: string, known: []string, reason: string)
         error StoreUnavailable (store: string, reason: string)
