@@ -44,6 +44,17 @@ public protocol VarlinkErrorParameters: Codable, Sendable, Hashable {
 /// The parameters of a method that takes none, or the reply of one that returns nothing.
 public struct VarlinkEmpty: Codable, Sendable, Hashable {
     public init() {}
+
+    private enum NoKeys: CodingKey {}
+
+    /// Decodes an object with no keys (``JSONValueDecoder`` refuses any key it has).
+    public init(from decoder: any Decoder) throws {
+        _ = try decoder.container(keyedBy: NoKeys.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        _ = encoder.container(keyedBy: NoKeys.self)
+    }
 }
 
 /// Values of a `string` field that the server checks against a closed set (a Swift enum

@@ -43,8 +43,8 @@ struct DaemonSandbox {
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Writes a configuration hosting `stores` (name → file) on the Aircraft model.
-    func writeConfig(stores: [String] = ["aircraft"], extraStores: String = "", limits: String = "", dataAnyPeer: Bool = false,
-                     dataGroups: [String] = []) throws {
+    func writeConfig(stores: [String] = ["aircraft"], extraStores: String = "", limits: String = "", metrics: String = "",
+                     dataAnyPeer: Bool = false, dataGroups: [String] = []) throws {
         var text = "stores:\n"
         for name in stores {
             text += "  - name: \(name)\n    path: \(path("\(name).sqlite"))\n    model: \(Paths.aircraftModel)\n    busy_timeout: 1s\n"
@@ -64,6 +64,7 @@ struct DaemonSandbox {
             scheduler:
               idle_after: 1s
             \(limits)
+            \(metrics)
             log_level: debug
 
             """
@@ -137,7 +138,8 @@ final class NotifyListener: @unchecked Sendable {
     }
 }
 
-/// A running `stratad`.
+/// A running `stratad`. Released while it still runs (a test that threw before `stop()`),
+/// it kills the process: no test leaves a daemon behind.
 final class DaemonProcess: @unchecked Sendable {
     let process = Process()
     let output = Pipe()
@@ -160,6 +162,14 @@ final class DaemonProcess: @unchecked Sendable {
             self.lock.lock(); self.captured.append(data); self.lock.unlock()
         }
         try process.run()
+    }
+
+    deinit {
+        output.fileHandleForReading.readabilityHandler = nil
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
     }
 
     var log: String { lock.lock(); defer { lock.unlock() }; return String(decoding: captured, as: UTF8.self) }

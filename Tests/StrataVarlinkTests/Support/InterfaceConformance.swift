@@ -8,6 +8,8 @@ struct InterfaceConformance {
     let idl: VarlinkIDL
     private var shape = CodableShape()
     private(set) var differences: [String] = []
+    /// Named types already compared (each is reported once).
+    private var compared: Set<String> = []
 
     /// Compares `interface` with `idl`.
     init(_ interface: any VarlinkInterfaceDefinition.Type, idl: VarlinkIDL) throws {
@@ -49,6 +51,7 @@ struct InterfaceConformance {
         switch (idlType, swiftType) {
         case (.named(let idlName), .named(let swiftName)):
             guard idlName == swiftName else { return differences.append("\(path): the IDL's type \(idlName), Swift's \(swiftName)") }
+            guard compared.insert(idlName).inserted else { return }
             guard let idlDefinition = idl.types[idlName], let swiftDefinition = shape.types[swiftName] else {
                 return differences.append("\(path): type \(idlName) is not defined in the IDL")
             }
