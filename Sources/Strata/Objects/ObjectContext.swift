@@ -289,6 +289,7 @@ public final class ObjectContext {
                 return result
             }
         } catch let error as DatabaseError {
+            if let limit = FetchPredicateError.sqliteLimit(error.message, entity: rootEntity) { throw limit }
             throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
         }
     }
