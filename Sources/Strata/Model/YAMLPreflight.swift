@@ -49,8 +49,13 @@ package enum YAMLPreflight {
             var counter = Counter(limits: limits)
             var event = yaml_event_t()
             while true {
-                // A syntax error ends the pass: Yams reports it with its own message.
-                guard yaml_parser_parse(&parser, &event) == 1 else { return nil }
+                // A syntax error ends the pass: Yams reports it with its own message, except
+                // libyaml's own nesting limit, reported like ours (Yams would quote the line).
+                guard yaml_parser_parse(&parser, &event) == 1 else {
+                    guard let problem = parser.problem.map({ String(cString: $0) }), problem.contains("nesting level") else { return nil }
+                    return Refusal(message: "lists and mappings are nested more than \(limits.maxDepth) levels deep; flatten the document",
+                                   line: Int(parser.problem_mark.line) + 1)
+                }
                 defer { yaml_event_delete(&event) }
                 let line = Int(event.start_mark.line) + 1
                 switch event.type {
