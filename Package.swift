@@ -105,6 +105,7 @@ let package = Package(
                 "Strata",
                 "stratad",
                 "stratactl",
+                "strata-fuzz",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -93,6 +93,48 @@ struct ModelFileLimitsTests {
         #expect(coreDataError.description.contains("FIFO"))
     }
 
+    @Test("Core Data contents nested 100,000 elements deep are refused (the tree's destruction overflowed the stack)")
+    func deepCoreDataContentsAreRefused() throws {
+        let directory = TemporaryDirectory("coredata-deep")
+        let version = directory.file("Deep.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        let xml = "<?xml version=\"1.0\"?>\n<model>" + String(repeating: "<entity name=\"A\">", count: 100_000)
+            + String(repeating: "</entity>", count: 100_000) + "</model>"
+        try Data(xml.utf8).write(to: version.appending(path: "contents"))
+        let error = try #require(throws: ModelError.self) { try ModelFile.load(contentsOf: version) }
+        #expect(error.code == .invalidFile)
+        #expect(error.description.contains("nested more than 200 levels"), "\(error)")
+    }
+
+    @Test("Core Data contents with invalid UTF-8 in a tag are refused (XMLParser trapped on them; found by fuzzing)")
+    func invalidUTF8CoreDataContentsAreRefused() throws {
+        let directory = TemporaryDirectory("coredata-utf8")
+        let version = directory.file("Bad.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        var xml = Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model><entity name=\"A\"><attribute name=\"x\" optional=\"YES\"".utf8)
+        let offset = xml.count
+        xml.append(0x83)
+        xml.append(contentsOf: Data("attributeType=\"String\"/></entity></model>\n".utf8))
+        try xml.write(to: version.appending(path: "contents"))
+        let error = try #require(throws: ModelError.self) { try ModelFile.load(contentsOf: version) }
+        #expect(error.code == .invalidFile)
+        #expect(error.description.contains("not valid UTF-8 (at byte offset \(offset))"), "\(error)")
+    }
+
+    @Test("An XML entity-expansion bomb in Core Data contents is refused")
+    func coreDataEntityBombIsRefused() throws {
+        let directory = TemporaryDirectory("coredata-bomb")
+        let version = directory.file("Bomb.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        var xml = "<?xml version=\"1.0\"?>\n<!DOCTYPE model [\n<!ENTITY a0 \"lol\">\n"
+        for level in 1...9 { xml += "<!ENTITY a\(level) \"" + String(repeating: "&a\(level - 1);", count: 10) + "\">\n" }
+        xml += "]>\n<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"String\" defaultValueString=\"&a9;\"/></entity></model>\n"
+        try Data(xml.utf8).write(to: version.appending(path: "contents"))
+        let error = try #require(throws: ModelError.self) { try ModelFile.load(contentsOf: version) }
+        #expect(error.code == .invalidFile)
+        #expect(error.description.contains("invalid XML"), "\(error)")
+    }
+
     @Test("A model of 400 entities with relationships and indexes loads and validates")
     func largeModelLoads() throws {
         // Loading was cubic in the entity count (20 s for 400); the benchmark

@@ -330,13 +330,26 @@ struct XMLElementTree {
     var children: [XMLElementTree] = []
     var line: Int?
 
+    /// The deepest element nesting accepted: a Core Data model nests a few levels; a deeper
+    /// document would make the tree's (recursive) destruction exhaust the stack.
+    static let maxDepth = 200
+
     /// Parses a whole document with Foundation's `XMLParser` (no external entities).
     static func parse(_ data: Data, file: String?) throws(ModelError) -> XMLElementTree {
+        // Foundation's XMLParser traps on some invalid UTF-8 in tags (found by fuzzing);
+        // Core Data writes UTF-8, so anything else is refused first, with its offset.
+        if let offset = invalidUTF8Offset(data) {
+            throw ModelError(.invalidFile, "the file is not valid UTF-8 (at byte offset \(offset)); Core Data model contents are UTF-8 XML", file: file)
+        }
         let parser = XMLParser(data: data)
         let builder = Builder()
         parser.delegate = builder
         parser.shouldResolveExternalEntities = false
-        guard parser.parse(), let root = builder.root else {
+        let parsed = parser.parse()
+        if builder.tooDeep {
+            throw ModelError(.invalidFile, "line \(parser.lineNumber): elements are nested more than \(maxDepth) levels deep; this is not a Core Data model", file: file)
+        }
+        guard parsed, let root = builder.root else {
             let line = parser.lineNumber
             let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "not a well-formed XML document"
             throw ModelError(.invalidFile, "line \(line): invalid XML: \(reason)", file: file)
@@ -344,12 +357,33 @@ struct XMLElementTree {
         return root
     }
 
+    /// The offset of the first byte that is not part of valid UTF-8, or nil.
+    static func invalidUTF8Offset(_ data: Data) -> Int? {
+        var iterator = data.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+
     /// Collects elements; used only on the parsing thread, for the duration of one parse.
     private final class Builder: NSObject, XMLParserDelegate {
         var stack: [XMLElementTree] = []
         var root: XMLElementTree?
+        var tooDeep = false
 
         func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            guard stack.count < XMLElementTree.maxDepth else {
+                tooDeep = true
+                stack.removeAll()
+                parser.abortParsing()
+                return
+            }
             stack.append(XMLElementTree(name: elementName, attributes: attributes, line: parser.lineNumber))
         }
 
