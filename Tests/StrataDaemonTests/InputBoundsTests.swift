@@ -160,21 +160,6 @@ struct InputBoundsTests {
             #expect(error?.reason.contains("between 0s and 24h") == true)
         }
 
-        // A message nested 500 levels deep took 13 s to decode (cubic in the depth): now
-        // refused by a linear scan; 60 levels still decode.
-        for (depth, expected) in [(500, "io.strata.Varlink.MalformedMessage"), (60, "org.varlink.service.InvalidParameter")] {
-            let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
-            let raw = #"{"method":"io.strata.Store.Count","parameters":{"store":"aircraft","entity":"Aircraft","x":"# + nested + "}}"
-            let started = ContinuousClock.now
-            let reply = try await VarlinkClient.withConnection(to: sandbox.dataSocket) { connection in
-                try await connection.sendRaw(Array(raw.utf8))
-                return try await connection.nextReply()
-            }
-            #expect(reply.error == expected, "\(reply)")
-            if depth == 500 { #expect(reply.parameters["reason"]?.stringValue?.contains("nested more than 64 levels") == true) }
-            #expect(ContinuousClock.now - started < .seconds(5))
-        }
-
         // Still serving, and nothing was written by the refused batch.
         let count = try await VarlinkClient.withConnection(to: sandbox.dataSocket) { connection in
             try await connection.call("io.strata.Store.Count", ["store": store, "entity": "Aircraft"])

@@ -121,6 +121,22 @@ struct ModelFileLimitsTests {
         #expect(error.description.contains("not valid UTF-8 (at byte offset \(offset))"), "\(error)")
     }
 
+    @Test("A processing instruction without data is refused (XMLParser crashed on it; found by fuzzing)")
+    func processingInstructionIsRefused() throws {
+        let directory = TemporaryDirectory("coredata-pi")
+        let version = directory.file("PI.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model><?xm?><entity name=\"A\"/></model>\n"
+        try Data(xml.utf8).write(to: version.appending(path: "contents"))
+        let error = try #require(throws: ModelError.self) { try ModelFile.load(contentsOf: version) }
+        #expect(error.code == .invalidFile)
+        #expect(error.description.contains("processing instructions (<?…?>) are not part of a Core Data model (at byte offset 46)"), "\(error)")
+        // The XML declaration alone is fine.
+        try Data("<?xml version=\"1.0\"?>\n<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"String\"/></entity></model>\n".utf8)
+            .write(to: version.appending(path: "contents"))
+        #expect(try ModelFile.load(contentsOf: version).entities.map(\.name) == ["A"])
+    }
+
     @Test("An XML entity-expansion bomb in Core Data contents is refused")
     func coreDataEntityBombIsRefused() throws {
         let directory = TemporaryDirectory("coredata-bomb")

@@ -341,6 +341,11 @@ struct XMLElementTree {
         if let offset = invalidUTF8Offset(data) {
             throw ModelError(.invalidFile, "the file is not valid UTF-8 (at byte offset \(offset)); Core Data model contents are UTF-8 XML", file: file)
         }
+        // Foundation's XMLParser crashes on a processing instruction without data (`<?x?>`,
+        // found by fuzzing); a Core Data model has none besides the XML declaration.
+        if let offset = processingInstructionOffset(data) {
+            throw ModelError(.invalidFile, "processing instructions (<?…?>) are not part of a Core Data model (at byte offset \(offset)); remove it", file: file)
+        }
         let parser = XMLParser(data: data)
         let builder = Builder()
         parser.delegate = builder
@@ -355,6 +360,25 @@ struct XMLElementTree {
             throw ModelError(.invalidFile, "line \(line): invalid XML: \(reason)", file: file)
         }
         return root
+    }
+
+    /// The offset of the first `<?` that is not the XML declaration at the start, or nil.
+    static func processingInstructionOffset(_ data: Data) -> Int? {
+        let bytes = [UInt8](data)
+        var start = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
+        if bytes[start...].starts(with: Array("<?xml".utf8)), let end = firstIndex(of: Array("?>".utf8), in: bytes, from: start) {
+            start = end + 2
+        }
+        return firstIndex(of: Array("<?".utf8), in: bytes, from: start)
+    }
+
+    private static func firstIndex(of needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
+        for i in start...(bytes.count - needle.count) where bytes[i] == needle[0] && Array(bytes[i..<i + needle.count]) == needle {
+            return i
+        }
+        return nil
     }
 
     /// The offset of the first byte that is not part of valid UTF-8, or nil.

@@ -190,7 +190,7 @@ struct ConfigurationReader {
         return value
     }
 
-    private func duration(_ node: Node, key: String, in range: ClosedRange<Duration>) throws(ConfigurationError) -> Duration {
+    private func duration(_ node: Node, key: String, in range: ClosedRange<Duration> = .zero ... DurationText.longest) throws(ConfigurationError) -> Duration {
         let text = try scalar(node, key: key)
         guard let value = DurationText.parse(text), range.contains(value) else {
             throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. 500ms, 30s, 5m, 1h)", line: line(node))

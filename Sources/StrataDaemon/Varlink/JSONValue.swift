@@ -36,47 +36,9 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     // MARK: - Conversions
 
-    /// The deepest nesting of arrays and objects ``decode(_:)`` accepts. Decoding through
-    /// `Decodable` costs time cubic in the depth (a 1 KB message nested 500 levels took 13 s
-    /// in a debug build), and no Strata call needs more than a few levels.
-    public static let maxDepth = 64
-
-    /// A document nested deeper than ``maxDepth``.
-    public struct TooDeep: Error, Sendable, CustomStringConvertible {
-        public var limit: Int
-        public var description: String { "arrays and objects are nested more than \(limit) levels deep" }
-    }
-
     /// Decodes one JSON document.
-    ///
-    /// - Throws: ``TooDeep`` for a document nested deeper than ``maxDepth`` (found by a linear
-    ///   scan before decoding), or the decoder's error for invalid JSON.
     public static func decode(_ data: Data) throws -> JSONValue {
-        if let limit = exceededDepth(data, limit: maxDepth) { throw TooDeep(limit: limit) }
-        return try JSONDecoder().decode(JSONValue.self, from: data)
-    }
-
-    /// `limit` when `data` nests arrays and objects deeper than it (brackets inside strings
-    /// do not count); nil otherwise, also for text that is not valid JSON.
-    static func exceededDepth(_ data: Data, limit: Int) -> Int? {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in data {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > limit { return limit }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return nil
+        try JSONDecoder().decode(JSONValue.self, from: data)
     }
 
     /// Compact JSON with sorted keys.

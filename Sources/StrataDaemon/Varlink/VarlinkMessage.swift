@@ -37,8 +37,6 @@ public struct VarlinkCall: Sendable, Hashable {
         let value: JSONValue
         do {
             value = try JSONValue.decode(bytes)
-        } catch let error as JSONValue.TooDeep {
-            throw VarlinkError.malformedMessage("the message's \(error) (limit \(error.limit)); flatten the parameters")
         } catch {
             throw VarlinkError.malformedMessage("the message is not valid JSON")
         }
