@@ -48,6 +48,10 @@ struct MigrateCommand: ParsableCommand {
             let metadata = try PersistentStore.metadata(at: storeURL)
             let path = try ProgressiveMigrationGraph(directory: directory)
                 .path(fromChecksum: metadata.modelChecksum, storeVersion: metadata.modelVersion, to: target)
+            if let start = path.versions.first?.version, let broken = directory.unreadableVersions(between: start, and: target).first {
+                throw ModelError(broken.error.code, "the migration from '\(start)' to '\(target)' passes version '\(broken.name)', which cannot be read: \(broken.error.reason); fix that version (nothing was changed)",
+                                 file: broken.error.file, version: broken.name, entity: broken.error.entity, property: broken.error.property)
+            }
             let manager = try path.manager(customStages: customStages)
             let unused = path.unusedCustomStages(customStages).map(\.label)
             var options = StagedMigrationOptions(deferCleanup: deferCleanup, backupURL: backup.map { URL(fileURLWithPath: $0) },
@@ -90,7 +94,7 @@ struct MigrateCommand: ParsableCommand {
             throw error
         } catch let error as StagedMigrationError {
             FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
-            throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable, .dropsEveryEntity].contains(error.code) ? 3 : 1)
+            throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable, .invalidObjects, .stageLeftInvalidObjects, .dropsEveryEntity].contains(error.code) ? 3 : 1)
         } catch {
             throw ExitStatus.fail(error)
         }
@@ -111,7 +115,12 @@ struct MigrateCommand: ParsableCommand {
                 "store": storeURL.path, "path": path.versions.map(\.version), "skipped": path.skipped, "unusedCustomStages": unused,
                 "hops": hops.map { hop, plan in
                     ["stage": hop.stageLabel, "custom": hop.isCustom, "from": hop.source.version, "to": hop.destination.version,
-                     "operations": plan.operations.map { ["mode": $0.isDeferrable ? "deferred" : "sync", "summary": $0.summary] }] as [String: Any]
+                     "operations": plan.operations.map { op -> [String: Any] in
+                         var o: [String: Any] = ["mode": op.isDeferrable ? "deferred" : "sync", "summary": op.summary]
+                         if !op.discards.isEmpty { o["discards"] = PlanDataCounts.json(op.discards, counts: nil) }
+                         return o
+                     },
+                     "requirements": PlanDataCounts.json(plan.requirements, counts: nil)] as [String: Any]
                 },
             ])
             return
@@ -120,7 +129,11 @@ struct MigrateCommand: ParsableCommand {
         for (i, (hop, plan)) in hops.enumerated() {
             print("Hop \(i + 1)/\(hops.count): \(hop.source.version) -> \(hop.destination.version)  [\(hop.isCustom ? "custom: " : "")\(hop.stageLabel)]")
             if plan.isEmpty { print("  nothing to do: the versions have the same storage") }
-            for op in plan.operations { print("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)") }
+            for op in plan.operations {
+                print("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)")
+                for line in PlanDataCounts.discardLines(op.discards, counts: nil) { print("            \(line)") }
+            }
+            for line in PlanDataCounts.requirementLines(plan.requirements, counts: nil) { print("  \(line)") }
         }
         if hops.isEmpty { print("The store is already at '\(path.versions.last?.version ?? "?")'.") }
         for label in unused { print("note: custom stage '\(label)' is not on the path (folded or routed around); its handlers will not run") }

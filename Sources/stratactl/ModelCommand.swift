@@ -35,6 +35,11 @@ extension ModelCommand {
                 for a directory, the current version's line ends with "<TAB>current". With --json: an array of \
                 {"version", "checksum", "entityHashes"} objects.
 
+                A version of a Core Data bundle that cannot be read is reported for that version \
+                ("NAME<TAB>-<TAB>unreadable" and the problem on standard error; with --json an \
+                object with "version" and "error") without hiding the others; the command then \
+                exits 1.
+
                 Examples:
                   stratactl model checksum config/models/Aircraft
                   stratactl model checksum --json Model.xcdatamodeld
@@ -48,6 +53,10 @@ extension ModelCommand {
 
         func run() throws {
             let url = URL(filePath: path)
+            if url.pathExtension.lowercased() == "xcdatamodeld" {
+                try bundleChecksums(url)
+                return
+            }
             let versions: [ObjectModel]
             let current: String?
             do {
@@ -71,6 +80,36 @@ extension ModelCommand {
                     print("\(model.version)\t\(model.checksum)\(mark)")
                 }
             }
+        }
+
+        /// Every version of a Core Data bundle, each read on its own.
+        private func bundleChecksums(_ url: URL) throws {
+            let bundle: CoreDataModelBundle
+            do {
+                bundle = try CoreDataModelBundle(url: url)
+            } catch {
+                throw ModelPath.fail(error)
+            }
+            if output.json {
+                let rows = bundle.versions.map { version in
+                    version.model.map { VersionChecksum(version: $0.version, checksum: $0.checksum, entityHashes: $0.entityHashes, current: version.name == bundle.currentName ? true : nil) }
+                        ?? VersionChecksum(version: version.name, checksum: nil, entityHashes: nil, error: version.error.map(ValidationReport.Problem.init))
+                }
+                try ModelPath.printJSON(rows)
+            } else {
+                for version in bundle.versions {
+                    let mark = version.name == bundle.currentName && bundle.versions.count > 1 ? "\tcurrent" : ""
+                    if let model = version.model {
+                        print("\(model.version)\t\(model.checksum)\(mark)")
+                    } else {
+                        print("\(version.name)\t-\tunreadable\(mark)")
+                    }
+                }
+            }
+            for version in bundle.versions {
+                if let error = version.error { FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8)) }
+            }
+            if !bundle.unreadableVersions.isEmpty { throw ExitCode.failure }
         }
     }
 
@@ -179,8 +218,12 @@ extension ModelCommand {
 /// One row of `stratactl model checksum --json`.
 struct VersionChecksum: Encodable {
     var version: String
-    var checksum: String
-    var entityHashes: [String: String]
+    var checksum: String?
+    var entityHashes: [String: String]?
+    /// For a bundle: whether this is the current version.
+    var current: Bool?
+    /// Why a bundle version cannot be read.
+    var error: ValidationReport.Problem?
 }
 
 /// The output of `stratactl model validate --json`.

@@ -25,7 +25,7 @@ struct ObjectTable {
     init(entity: String, model: ObjectModel, layout: StorageLayout) {
         var columns: [Column] = [.primaryKey]
         if layout.entity(entity)?.hasEntityColumn == true { columns.append(.entityName) }
-        columns += model.allAttributes(of: entity).map { .attribute(keyPath: $0.name) }
+        columns += model.storedAttributes(of: entity).map { .attribute(keyPath: $0.name) }
         for composite in model.allComposites(of: entity) {
             columns += composite.leaves.map { .attribute(keyPath: ([composite.name] + $0.path).joined(separator: ".")) }
         }

@@ -9,8 +9,15 @@ struct PlanCommand: ParsableCommand {
         abstract: "Show the migration plan between two model versions, or from a store to a version.",
         discussion: """
             Each operation is marked SYNC (runs in one transaction when the store opens) or \
-            DEFERRED (cleanup recorded in the store's ledger and finished later, online). With a \
-            store, the rows each operation touches are estimated from the store. Nothing is written.
+            DEFERRED (cleanup recorded in the store's ledger and finished later, online). An \
+            operation that throws stored data away is followed by a DISCARDS line naming the \
+            data (an attribute's values, a relationship's links or order, an entity's objects); \
+            with a store, it says how many non-null values or objects it drops. REQUIRES lines \
+            list what the objects already stored must satisfy for the migration to go ahead (a \
+            non-optional attribute without a default, a non-optional to-one, a to-many count); \
+            with a store, each says how many objects break it — a migration then refuses to run \
+            unless a custom stage fills them. With a store, the rows each operation touches are \
+            estimated from the store. Nothing is written.
 
             Examples:
               stratactl plan --from "config/models/Aircraft/Aircraft 1.yaml" --to "config/models/Aircraft/Aircraft 2.yaml"
@@ -50,18 +57,21 @@ struct PlanCommand: ParsableCommand {
             }
             let plan = try MigrationPlan.infer(from: source, to: destination)
             let rows = try storeURL.map { try Self.estimateRows(plan, store: $0) } ?? [:]
+            let counts = try storeURL.map { try PlanDataCounts(plan: plan, store: $0) }
             if output.json {
                 try printJSON([
                     "from": ["version": plan.sourceVersion, "checksum": plan.sourceChecksum],
                     "to": ["version": plan.destinationVersion, "checksum": plan.destinationChecksum],
-                    "operations": plan.operations.map { op -> [String: Any] in
+                    "operations": plan.operations.enumerated().map { i, op -> [String: Any] in
                         var o: [String: Any] = ["mode": op.isDeferrable ? "deferred" : "sync", "summary": op.summary,
                                                 "kind": String(String(describing: op.kind).prefix { $0 != "(" })]
                         if let t = op.table { o["table"] = t; if let r = rows[t] { o["rows"] = r } }
                         if let e = op.entity { o["entity"] = e }
                         if let p = op.property { o["property"] = p }
+                        if !op.discards.isEmpty { o["discards"] = PlanDataCounts.json(op.discards, counts: counts?.discarded[i]) }
                         return o
                     },
+                    "requirements": PlanDataCounts.json(plan.requirements, counts: counts?.violations),
                 ])
                 return
             }
@@ -70,10 +80,12 @@ struct PlanCommand: ParsableCommand {
                 print("  nothing to do: the versions have the same storage")
                 return
             }
-            for op in plan.operations {
+            for (i, op) in plan.operations.enumerated() {
                 let rowText = op.table.flatMap { rows[$0] }.map { " (~\($0) rows)" } ?? ""
                 print("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)\(rowText)")
+                for line in PlanDataCounts.discardLines(op.discards, counts: counts?.discarded[i]) { print("            \(line)") }
             }
+            for line in PlanDataCounts.requirementLines(plan.requirements, counts: counts?.violations) { print("  \(line)") }
             print("\(plan.synchronous.count) synchronous, \(plan.deferrable.count) deferrable operation(s). Nothing was changed.")
         } catch let error as ExitCode {
             throw error
@@ -92,9 +104,20 @@ struct PlanCommand: ParsableCommand {
             lines.append("Hop \(from.version) -> \(to.version):")
             do {
                 let plan = try MigrationPlan.infer(from: from, to: to)
-                hop["operations"] = plan.operations.map { ["mode": $0.isDeferrable ? "deferred" : "sync", "summary": $0.summary] }
+                // Counts need the data the earlier hops leave: only the first hop is counted.
+                let counts = from.checksum == path.versions.first?.checksum ? try PlanDataCounts(plan: plan, store: store) : nil
+                hop["operations"] = plan.operations.enumerated().map { i, op -> [String: Any] in
+                    var o: [String: Any] = ["mode": op.isDeferrable ? "deferred" : "sync", "summary": op.summary]
+                    if !op.discards.isEmpty { o["discards"] = PlanDataCounts.json(op.discards, counts: counts?.discarded[i]) }
+                    return o
+                }
+                hop["requirements"] = PlanDataCounts.json(plan.requirements, counts: counts?.violations)
                 if plan.isEmpty { lines.append("  nothing to do: the versions have the same storage") }
-                for op in plan.operations { lines.append("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)") }
+                for (i, op) in plan.operations.enumerated() {
+                    lines.append("  \(op.isDeferrable ? "DEFERRED" : "SYNC    ")  \(op.summary)")
+                    lines += PlanDataCounts.discardLines(op.discards, counts: counts?.discarded[i]).map { "            \($0)" }
+                }
+                lines += PlanDataCounts.requirementLines(plan.requirements, counts: counts?.violations).map { "  \($0)" }
             } catch {
                 hop["customStageRequired"] = "\(error)"
                 lines.append("  CUSTOM STAGE REQUIRED: \(error)")

@@ -15,7 +15,7 @@ struct Stratactl: AsyncParsableCommand {
             over its admin socket (--socket, or $STRATA_ADMIN_SOCKET). Exit status: 0 success, \
             1 failure, 2 usage error, 3 the store or model is incompatible or needs migration, \
             4 the daemon is unreachable, 5 not authorized, 6 no such store or setting, \
-            7 invalid value.
+            7 invalid value; import-coredata documents 10-14 for its bad inputs.
             """,
         subcommands: [
             ModelCommand.self,
@@ -25,6 +25,7 @@ struct Stratactl: AsyncParsableCommand {
             FetchCommand.self,
             CountCommand.self,
             ImportCommand.self,
+            ImportCoreDataCommand.self,
             DaemonStatusCommand.self,
             DaemonStoresCommand.self,
             DaemonPendingCommand.self,

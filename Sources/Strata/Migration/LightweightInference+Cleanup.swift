@@ -24,9 +24,11 @@ extension LightweightInference {
             var why: [String] = []
             if !removed.isEmpty { why.append("entity \(removed.joined(separator: ", ")) removed in \(destination.version)") }
             if !moved.isEmpty { why.append("\(moved.joined(separator: ", ")) moved to \(moved.compactMap { destinationLayout.entity(matching.destinationEntity[$0]!)?.table }.joined(separator: ", "))") }
+            let lost = removed.isEmpty ? [] : [DiscardedData(.rows, table: sourceTable, filter: entityFilter(removed),
+                                                             what: "objects of \(removed.joined(separator: ", "))")]
             synchronous.append(MigrationOperation(.deleteRows(RowDeletion(table: table, entityValues: entities, nullifiedReferences: references)), deferrable: false,
                                                   summary: "delete rows of \(entities.joined(separator: ", ")) from \(table) (\(why.joined(separator: "; ")))",
-                                                  entity: entities.first))
+                                                  entity: entities.first, discards: lost))
         }
     }
 
@@ -154,15 +156,23 @@ extension LightweightInference {
             guard joinContinuation[name] == nil || live != joinContinuation[name] else { continue }
             let join = sourceLayout.joinTables[name]!
             let why = joinContinuation[name] != nil ? "replaced by \(joinContinuation[name]!)" : "relationship \(join.sourceEntity).\(join.sourceRelationship) removed or no longer stored in a join table in \(destination.version)"
+            let lost = joinContinuation[name] != nil ? [] : [DiscardedData(.rows, table: name, what: "links of \(join.sourceEntity).\(join.sourceRelationship)")]
             drops.append(MigrationOperation(.dropTable(live), deferrable: true, summary: "drop join table \(live) (\(why))",
-                                            entity: join.sourceEntity, property: join.sourceRelationship))
+                                            entity: join.sourceEntity, property: join.sourceRelationship, discards: lost))
         }
         for name in sourceLayout.tables.keys.sorted() where continuation[name] == nil {
             let live = liveTableName[name]!
             let moved = moves.values.contains { $0.sourceTable == name }
+            let removed = source.entities.map(\.name).filter { sourceLayout.entity($0)?.table == name && matching.destinationEntity[$0] == nil }
+            var lost: [DiscardedData] = []
+            if !removed.isEmpty {
+                let hasEntityColumn = sourceLayout.tables[name]?.column(named: StorageLayout.entityColumn) != nil
+                lost.append(DiscardedData(.rows, table: name, filter: hasEntityColumn && moved ? entityFilter(removed) : nil,
+                                          what: "objects of \(removed.joined(separator: ", "))"))
+            }
             drops.append(MigrationOperation(.dropTable(live), deferrable: true,
                                             summary: "drop table \(live) (entity \(name) removed in \(destination.version)\(moved ? "; its remaining rows were copied to their new table" : ""))",
-                                            entity: name))
+                                            entity: name, discards: lost))
         }
         deferred += drops
     }
@@ -192,12 +202,50 @@ extension LightweightInference {
                                        droppedColumns: dropped, retypedColumns: retypedColumns[table] ?? [], indexSQL: indexSQL, reasons: reasons)
             let entity = destinationLayout.tables[table]?.rootEntity ?? destinationLayout.joinTables[table]?.sourceEntity
             rewrites.append(MigrationOperation(isJoin ? .rewriteJoinTable(rewrite) : .rewriteTable(rewrite), deferrable: true,
-                                               summary: "rewrite \(isJoin ? "join table" : "table") \(table): \(reasons.joined(separator: "; "))", entity: entity))
+                                               summary: "rewrite \(isJoin ? "join table" : "table") \(table): \(reasons.joined(separator: "; "))", entity: entity,
+                                               discards: droppedData(table: table, droppedColumns: dropped)))
         }
         deferred += rewrites
         if deferred.contains(where: { if case .dropTable = $0.kind { return true }; if case .rewriteTable = $0.kind { return true }; if case .rewriteJoinTable = $0.kind { return true }; return false }) {
             deferred.append(MigrationOperation(.incrementalVacuum, deferrable: true, summary: "reclaim free pages (PRAGMA incremental_vacuum)"))
         }
+    }
+
+    /// `"_entity" IN ('A', 'B')`.
+    func entityFilter(_ entities: [String]) -> String {
+        "\(quoteIdentifier(StorageLayout.entityColumn)) IN (\(entities.sorted().map(sqlLiteral).joined(separator: ", ")))"
+    }
+
+    /// What the columns a rewrite leaves behind held, named by their source table and column:
+    /// removed attributes, links of removed to-one relationships, orders of relationships that
+    /// are no longer ordered. Leftovers of earlier migrations and moved links are not data.
+    func droppedData(table: String, droppedColumns: [String]) -> [DiscardedData] {
+        if destinationLayout.joinTables[table] != nil {
+            guard let old = joinContinuation.first(where: { $0.value == table })?.key, let join = sourceLayout.joinTables[old] else { return [] }
+            return droppedColumns.filter { join.columnNames.contains($0) && $0.hasSuffix("_order") }.map { column in
+                let side = column == "source_order" ? "\(join.sourceEntity).\(join.sourceRelationship)" : "\(join.targetEntity).\(join.targetRelationship ?? "?")"
+                return DiscardedData(.values, table: old, column: column, what: "order column of \(side)")
+            }
+        }
+        guard let sourceTable = continued[table], let layout = sourceLayout.tables[sourceTable] else { return [] }
+        var result: [DiscardedData] = []
+        for live in droppedColumns {
+            let original = columnRenames[table]?.first { $0.value == live }?.key ?? live
+            switch layout.column(named: original)?.role {
+            case .attribute(let e, let k, _)?:
+                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "attribute \(e).\(k)"))
+            case .foreignKey(let e, let r, _)?:
+                if let d = matching.destinationEntity[e],
+                   let relationship = destination.relationship(r, of: d) ?? destination.entity(named: d)?.relationships.first(where: { $0.renamingIdentifier == r }),
+                   relationship.isToMany { continue }  // its links were copied into the new storage
+                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "to-one relationship \(e).\(r)"))
+            case .order(let e, let r)?:
+                result.append(DiscardedData(.values, table: sourceTable, column: original, what: "order column of \(e).\(r)"))
+            default:
+                continue
+            }
+        }
+        return result
     }
 
     /// Deferred order: drop stale indexes, drop tables, rewrite tables, build indexes, vacuum.

@@ -40,7 +40,9 @@ extension LightweightInference {
                     let wasRequired = attribute.map { !$0.isOptional } ?? false
                     if matching.isRequired(entity: entity, keyPath: keyPath) && !(wasRequired && sourceIsRequired(table: sourceTable, column: sourceColumn)) {
                         guard let value = defaultValue(entity: entity, keyPath: keyPath) else {
-                            throw matching.error(.missingDefault, "the attribute becomes non-optional but has no default value for the rows already stored; give it a default, keep it optional, or \(MigrationError.stagedAdvice)", entity: entity, property: keyPath, change: "optional -> non-optional")
+                            // Refused at migration time when stored objects have no value.
+                            requireValue(entity: entity, keyPath: keyPath, inSourceTable: sourceTable, sourceColumn: sourceColumn, change: "optional -> non-optional")
+                            continue
                         }
                         after.append(MigrationOperation(.setDefaultWhereNull(table: table, column: column.name, defaultSQL: value.sqlLiteral), deferrable: false,
                                                         summary: "set \(entity).\(keyPath) to its default \(value) where NULL (attribute becomes non-optional)", entity: entity, property: keyPath))
@@ -149,8 +151,9 @@ extension LightweightInference {
             return sqlLiteral(sourceRoot.flatMap { matching.destinationEntity[$0] } ?? rootEntity)
         case .attribute(let entity, let keyPath, _):
             if let value = defaultValue(entity: entity, keyPath: keyPath) { return value.sqlLiteral }
-            if matching.isRequired(entity: entity, keyPath: keyPath) && matching.hasExistingRows(entity) {
-                throw matching.error(.missingDefault, "a non-optional attribute is added to an entity that already has rows, without a default value; give it a default, make it optional, or \(MigrationError.stagedAdvice)", entity: entity, property: keyPath, change: "add non-optional attribute")
+            if matching.isRequired(entity: entity, keyPath: keyPath), let sourceTable = continued[table] {
+                // Refused at migration time when the table holds objects of the entity.
+                requireValue(entity: entity, keyPath: keyPath, inSourceTable: sourceTable, sourceColumn: nil, change: "add non-optional attribute")
             }
             return nil
         case .foreignKey(let entity, let relationship, _):

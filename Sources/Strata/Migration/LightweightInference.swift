@@ -47,6 +47,8 @@ struct LightweightInference {
     var deferred: [MigrationOperation] = []
     /// Operations that run after every table's columns are in place.
     var fills: [MigrationOperation] = []
+    /// What existing objects must satisfy (counted against the store before the hop runs).
+    var requirements: [ObjectRequirement] = []
 
     struct LiveColumn: Hashable {
         var name: String
@@ -72,6 +74,7 @@ struct LightweightInference {
             try planColumns(of: table)
         }
         synchronous += fills
+        try planRelationshipRequirements()
         planDeletions()
         planEntityValueRenames()
         planIndexes()
@@ -168,6 +171,7 @@ struct LightweightInference {
         let sourceHasEntity = sourceLayout.tables[sourceTable]!.column(named: StorageLayout.entityColumn) != nil
         var columns: [String] = []
         var expressions: [String] = []
+        var copiedColumns: Set<String> = []
         for column in layout.columns {
             columns.append(column.name)
             switch column.role {
@@ -183,13 +187,18 @@ struct LightweightInference {
             default:
                 let origin = try origin(of: column, table: layout.name)
                 switch origin {
-                case .source(let table, let sourceColumn, _) where table == sourceTable:
+                case .source(let table, let sourceColumn, let attribute) where table == sourceTable:
+                    copiedColumns.insert(sourceColumn)
                     if case .attribute(let entity, let keyPath, _) = column.role, matching.isRequired(entity: entity, keyPath: keyPath),
                         let value = defaultValue(entity: entity, keyPath: keyPath)
                     {
                         expressions.append("coalesce(\(quoteIdentifier(sourceColumn)), \(value.sqlLiteral))")
                     } else {
                         expressions.append(quoteIdentifier(sourceColumn))
+                        if case .attribute(let entity, let keyPath, _) = column.role, matching.isRequired(entity: entity, keyPath: keyPath),
+                           attribute?.isOptional ?? true {
+                            requireValue(entity: entity, keyPath: keyPath, inSourceTable: sourceTable, sourceColumn: sourceColumn, change: "optional -> non-optional")
+                        }
                     }
                 case .source(let table, _, _):
                     throw matching.error(.notInferable, "'\(column.name)' would come from table '\(table)' while its rows come from '\(sourceTable)'; \(MigrationError.stagedAdvice)", entity: layout.rootEntity, property: column.name)
@@ -202,8 +211,8 @@ struct LightweightInference {
                     if case .order(let entity, let relationship) = column.role { scheduleOrderFill(table: layout.name, column: column.name, entity: entity, relationship: relationship) }
                     if case .foreignKey(let entity, let relationship, _) = column.role { try planNewForeignKey(table: layout.name, column: column.name, entity: entity, relationship: relationship) }
                     if case .attribute(let entity, let keyPath, _) = column.role, defaultValue(entity: entity, keyPath: keyPath) == nil,
-                        matching.isRequired(entity: entity, keyPath: keyPath), matching.hasExistingRows(entity) {
-                        throw matching.error(.missingDefault, "a non-optional attribute is added to an entity that already has rows, without a default value; give it a default, make it optional, or \(MigrationError.stagedAdvice)", entity: entity, property: keyPath, change: "add non-optional attribute")
+                        matching.isRequired(entity: entity, keyPath: keyPath) {
+                        requireValue(entity: entity, keyPath: keyPath, inSourceTable: sourceTable, sourceColumn: nil, change: "add non-optional attribute")
                     }
                 case .system:
                     expressions.append("NULL")
@@ -214,10 +223,18 @@ struct LightweightInference {
             ? "\(quoteIdentifier(StorageLayout.entityColumn)) IN (\(sourceEntities.map(sqlLiteral).joined(separator: ", ")))" : nil
         let names = sourceEntities.map { matching.destinationEntity[$0]! }
         let live = liveTableName[sourceTable]!
+        // Attributes of the moved objects that the new table does not take are left behind.
+        var leftBehind: [String: String] = [:]
+        for entity in sourceEntities {
+            for stored in (sourceLayout.entity(entity)?.attributeColumns ?? [:]).values where !copiedColumns.contains(stored.column) {
+                leftBehind[stored.column] = "attribute \(entity).\(stored.keyPath)"
+            }
+        }
+        let lost = leftBehind.keys.sorted().map { DiscardedData(.values, table: sourceTable, column: $0, filter: filter, what: leftBehind[$0]!) }
         synchronous.append(MigrationOperation(.copyRows(RowCopy(fromTable: live, toTable: layout.name, entities: names, columns: columns, expressions: expressions, filter: filter)),
                                               deferrable: false,
                                               summary: "copy rows of \(names.joined(separator: ", ")) from \(live) into \(layout.name) (the entity's table changes; copied synchronously, keeping _pk)",
-                                              entity: names.first))
+                                              entity: names.first, discards: lost))
     }
 
     // MARK: - Column origins

@@ -23,8 +23,12 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
         public static let incompatibleTypeChange = Code(rawValue: "incompatibleTypeChange")
         /// Two destination entities or properties claim the same source through renaming identifiers.
         public static let ambiguousRename = Code(rawValue: "ambiguousRename")
-        /// A non-optional attribute of an existing entity has no default for the rows already stored.
+        /// A non-optional attribute of an existing entity has no default, and objects already
+        /// stored would have no value.
         public static let missingDefault = Code(rawValue: "missingDefault")
+        /// Objects already stored would break a relationship rule of the destination model
+        /// (a non-optional to-one without a related object, a to-many count).
+        public static let invalidObjects = Code(rawValue: "invalidObjects")
         /// A new uniqueness constraint is violated by rows already stored.
         public static let uniquenessViolation = Code(rawValue: "uniquenessViolation")
         /// An invalid model was given.

@@ -66,13 +66,32 @@ public struct MigrationOperation: Sendable, Hashable, Codable {
     public var summary: String
     public var entity: String?
     public var property: String?
+    /// The stored data this operation throws away (empty for most operations).
+    public var discards: [DiscardedData]
 
-    public init(_ kind: Kind, deferrable: Bool, summary: String, entity: String? = nil, property: String? = nil) {
+    public init(_ kind: Kind, deferrable: Bool, summary: String, entity: String? = nil, property: String? = nil,
+                discards: [DiscardedData] = []) {
         self.kind = kind
         self.isDeferrable = deferrable
         self.summary = summary
         self.entity = entity
         self.property = property
+        self.discards = discards
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, isDeferrable, summary, entity, property, discards
+    }
+
+    /// Decodes an operation; ledgers written before `discards` existed decode with none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try container.decode(Kind.self, forKey: .kind)
+        isDeferrable = try container.decode(Bool.self, forKey: .isDeferrable)
+        summary = try container.decode(String.self, forKey: .summary)
+        entity = try container.decodeIfPresent(String.self, forKey: .entity)
+        property = try container.decodeIfPresent(String.self, forKey: .property)
+        discards = try container.decodeIfPresent([DiscardedData].self, forKey: .discards) ?? []
     }
 
     /// Whether the statements must run with `PRAGMA foreign_keys = OFF` (set outside any

@@ -20,16 +20,20 @@ public struct MigrationPlan: Sendable, Hashable, Codable {
     public var sourceVersion: String
     public var destinationVersion: String
     public var operations: [MigrationOperation]
+    /// What the objects already stored must satisfy for the hop to leave them valid (checked
+    /// against the data before anything is written: ``checkRequirements(in:)``).
+    public var requirements: [ObjectRequirement]
 
     public init(
         sourceChecksum: String, destinationChecksum: String, sourceVersion: String, destinationVersion: String,
-        operations: [MigrationOperation]
+        operations: [MigrationOperation], requirements: [ObjectRequirement] = []
     ) {
         self.sourceChecksum = sourceChecksum
         self.destinationChecksum = destinationChecksum
         self.sourceVersion = sourceVersion
         self.destinationVersion = destinationVersion
         self.operations = operations
+        self.requirements = requirements
     }
 
     /// The operations needed for the destination model to be correct, in order.
@@ -42,6 +46,9 @@ public struct MigrationPlan: Sendable, Hashable, Codable {
     /// Infers a lightweight migration from `source` to `destination`.
     ///
     /// Both models must be valid. Identical models (same checksum) give an empty plan.
+    /// Changes whose validity depends on the data — a non-optional attribute without a
+    /// default, a non-optional to-one, a to-many count — are not refused here: they become
+    /// ``requirements``, counted against the store before the migration writes anything.
     /// - Throws: ``MigrationError`` naming the entity, property and change that cannot be inferred.
     public static func infer(from source: ObjectModel, to destination: ObjectModel) throws(MigrationError) -> MigrationPlan {
         for model in [source, destination] {
@@ -56,6 +63,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable {
         guard plan.sourceChecksum != plan.destinationChecksum else { return plan }
         var inference = try LightweightInference(source: source, destination: destination)
         plan.operations = try inference.plan()
+        plan.requirements = inference.requirements
         return plan
     }
 
@@ -98,6 +106,7 @@ extension MigrationPlan: CustomStringConvertible {
     public var description: String {
         var lines = ["migration '\(sourceVersion)' -> '\(destinationVersion)' (\(synchronous.count) synchronous, \(deferrable.count) deferrable)"]
         for op in operations { lines.append("\(op.isDeferrable ? "DEFERRED" : "SYNC    ") \(op.summary)") }
+        for requirement in requirements { lines.append("REQUIRES existing objects: \(requirement.summary)") }
         return lines.joined(separator: "\n")
     }
 }

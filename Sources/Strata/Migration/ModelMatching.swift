@@ -172,11 +172,6 @@ struct ModelMatching: Sendable {
         return false
     }
 
-    /// Whether any row of destination entity `name` (or its sub-entities) exists before the migration.
-    func hasExistingRows(_ name: String) -> Bool {
-        destination.hierarchy(of: name).contains { sourceEntity[$0.name] != nil }
-    }
-
     func error(_ code: MigrationError.Code, _ reason: String, entity: String?, property: String? = nil, change: String? = nil) -> MigrationError {
         MigrationError(code, reason, sourceVersion: source.version, destinationVersion: destination.version,
                        entity: entity, property: property, change: change)

@@ -41,6 +41,11 @@ public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConve
         public static let noPath = Code(rawValue: "noPath")
         /// A custom stage's handler threw: the stage was rolled back.
         public static let handlerFailed = Code(rawValue: "handlerFailed")
+        /// A lightweight hop would leave stored objects invalid (a non-optional attribute or
+        /// to-one without a value, a to-many count): refused before the hop wrote anything.
+        public static let invalidObjects = Code(rawValue: "invalidObjects")
+        /// A custom stage left objects that fail validation: the stage was rolled back.
+        public static let stageLeftInvalidObjects = Code(rawValue: "stageLeftInvalidObjects")
         /// The store could not be read, backed up or written.
         public static let store = Code(rawValue: "store")
         /// After the migration none of the store's entities would be left (all its data

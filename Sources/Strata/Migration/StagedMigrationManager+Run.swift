@@ -46,6 +46,18 @@ struct StagedMigrationRunner {
         let error: any Error
     }
 
+    /// A hop refused because stored objects would be invalid after it, or a custom stage
+    /// whose result fails validation; carried out of the transaction.
+    struct ValidityFailure: Error {
+        let error: StagedMigrationError
+    }
+
+    /// The refusal of a lightweight hop whose requirements stored objects break.
+    func requirementFailure(_ error: MigrationError, hop: StagedMigrationHop) -> StagedMigrationError {
+        StagedMigrationError(.invalidObjects, "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': \(error.reason)",
+                             path: path, stage: hop.stage, stageLabel: hop.stageLabel, underlying: "\(error)")
+    }
+
     func readMetadata() throws(StagedMigrationError) -> StoreMetadata {
         do {
             return try PersistentStore.metadata(at: url, busyTimeout: options.busyTimeout)
@@ -94,6 +106,15 @@ struct StagedMigrationRunner {
             configuration.label = "strata.staged"
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
+            // The first hop's requirements are counted before anything is written (later hops
+            // count theirs at their start, on the data the hops before them left).
+            if !hops[0].isCustom && !plans[0].requirements.isEmpty {
+                do {
+                    try queue.read { db in try plans[0].checkRequirements(in: db) }
+                } catch let error as MigrationError {
+                    throw ValidityFailure(error: requirementFailure(error, hop: hops[0]))
+                }
+            }
             try queue.writeWithoutTransaction { db in
                 // Start from a checkpointed WAL: a kill mid-migration leaves a short WAL to recover.
                 if (try? db.checkpoint(.truncate)) == nil { _ = try? db.checkpoint(.passive) }
@@ -127,6 +148,10 @@ struct StagedMigrationRunner {
         } catch let failure as HandlerFailure {
             throw StagedMigrationError(.handlerFailed, "\(failure.handler) failed, the stage was rolled back: \(failure.error)",
                                        path: path, completedVersion: completed, underlying: "\(failure.error)")
+        } catch let failure as ValidityFailure {
+            var error = failure.error
+            if completed != metadata.modelVersion { error.completedVersion = completed }
+            throw error
         } catch let error as StagedMigrationError {
             throw error
         } catch {
@@ -161,6 +186,13 @@ struct StagedMigrationRunner {
         try StoreMigrator.apply(
             plan, from: current, to: hop.destination, deferCleanup: true, kind: "staged", detail: detail, in: db,
             beforeOperations: { db in
+                if !hop.isCustom && number > 1 {
+                    do {
+                        try plan.checkRequirements(in: db)
+                    } catch let error as MigrationError {
+                        throw ValidityFailure(error: requirementFailure(error, hop: hop))
+                    }
+                }
                 if let will = hop.willMigrate {
                     report(.willMigrate)
                     try runHandler(will, name: "stage \(hop.stage) ('\(hop.stageLabel)') willMigrate", model: hop.source, hop: hop, in: db)
@@ -172,6 +204,16 @@ struct StagedMigrationRunner {
                     report(.didMigrate)
                     let bridge = try MigrationStageContext.bridgeModel(source: hop.source, destination: hop.destination, in: db)
                     try runHandler(did, name: "stage \(hop.stage) ('\(hop.stageLabel)') didMigrate", model: bridge, hop: hop, in: db)
+                }
+                if hop.isCustom {
+                    // The stage's result must be valid for the destination model before it commits.
+                    let violations = try StoreValidation.violations(of: hop.destination, in: db)
+                    if !violations.isEmpty {
+                        throw ValidityFailure(error: StagedMigrationError(
+                            .stageLeftInvalidObjects,
+                            "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': after the stage, \(violations.map(\.description).joined(separator: "; ")); the stage was rolled back — make its handlers give every object what '\(hop.destination.version)' requires",
+                            path: path, stage: hop.stage, stageLabel: hop.stageLabel))
+                    }
                 }
                 FaultInjection.point("staged.hop")
             })

@@ -2,8 +2,10 @@ import Foundation
 import GRDB
 
 /// Migrates a store file at open: infers a lightweight plan from the model embedded in the
-/// store to the requested model, runs its synchronous part in one transaction, and records
-/// the rest in the deferred ledger (or runs it before returning, without deferral).
+/// store to the requested model, counts the stored objects the new model would leave invalid
+/// (refusing, before any write, when there are any), runs the plan's synchronous part in one
+/// transaction, and records the rest in the deferred ledger (or runs it before returning,
+/// without deferral).
 enum StoreMigrator {
     static func migrate(at url: URL, from metadata: StoreMetadata, to model: ObjectModel, options: MigrationOptions,
                         storeOptions: StoreOptions) throws(StoreError) -> StoreMetadata {
@@ -34,6 +36,11 @@ enum StoreMigrator {
             let queue = try DatabaseQueue(path: path, configuration: PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: storeOptions.busyTimeout))
             defer { try? queue.close() }
             lap("connect")
+            // Objects that the destination model would make invalid refuse the hop before any write.
+            if !plan.requirements.isEmpty {
+                try queue.read { db in try plan.checkRequirements(in: db) }
+                lap("requirements")
+            }
             try queue.writeWithoutTransaction { db in
                 _ = try? db.checkpoint(.passive)
                 lap("checkpoint")

@@ -19,10 +19,19 @@ public struct Attribute: Sendable, Hashable {
     public var renamingIdentifier: String?
     /// Free-form information; not part of the version checksum.
     public var userInfo: [String: String]
+    /// A transient attribute is part of the model but not of the store (Core Data's
+    /// `isTransient`): it has no column, objects keep its value in memory only, and it is not
+    /// part of the version checksum.
+    public var isTransient: Bool
+    /// Whether the value is kept in persistent history when the object is deleted (Core
+    /// Data's `preservesValueInHistoryOnDeletion`, `preserveAfterDeletion` in a model file).
+    /// Kept with the model; not part of the version checksum.
+    public var preservesValueInHistoryOnDeletion: Bool
 
     public init(
         _ name: String, _ type: AttributeType, isOptional: Bool = true, defaultValue: Value? = nil,
-        renamingIdentifier: String? = nil, userInfo: [String: String] = [:]
+        renamingIdentifier: String? = nil, userInfo: [String: String] = [:], isTransient: Bool = false,
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -32,6 +41,8 @@ public struct Attribute: Sendable, Hashable {
         self.defaultValue = defaultValue.map { $0.coerced(to: type) ?? $0 }
         self.renamingIdentifier = renamingIdentifier
         self.userInfo = userInfo
+        self.isTransient = isTransient
+        self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
     }
 }
 

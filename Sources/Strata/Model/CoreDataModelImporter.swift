@@ -1,21 +1,22 @@
 import Foundation
 
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-
 /// Imports Core Data model files: an `.xcdatamodeld` bundle (a directory of `.xcdatamodel`
 /// versions whose `.xccurrentversion` property list names the current one) or a single
 /// `.xcdatamodel` directory, whose `contents` file is XML.
 ///
 /// Mapping (Core Data → Strata):
+/// - `model`: `userDefinedModelVersionIdentifier` → ``ObjectModel/versionIdentifier``.
 /// - `entity`: `name`, `parentEntity`, `isAbstract`, `elementID` (renaming identifier),
 ///   `userInfo`; `representedClassName`, `codeGenerationType` and `syncable` are ignored.
 /// - `attribute`: `attributeType` (`String`, `Integer 16/32/64`, `Double`, `Float`, `Decimal`,
 ///   `Boolean`, `Date`, `Binary`, `UUID`, `URI`), `optional`, `defaultValueString`,
-///   `defaultDateTimeInterval`, `elementID`. `Transformable`, `Object ID` and `Undefined`
-///   are refused (``ModelError/Code/unsupportedFeature``); transient attributes are skipped
-///   (they are not stored).
+///   `defaultDateTimeInterval`, `elementID`, `transient` (kept in the model, not stored),
+///   `preserveAfterDeletion`. `Transformable` becomes `data` (the archived bytes, opaque to
+///   Strata) with the transformer kept in the attribute's user info (see
+///   ``transformableKey``, ``valueTransformerNameKey``, ``customClassNameKey``);
+///   `allowsExternalBinaryDataStorage` is kept there too (``externalStorageKey``).
+///   `Object ID` and a stored `Undefined` are refused (``ModelError/Code/unsupportedFeature``);
+///   a transient `Undefined` attribute becomes transient `data`.
 /// - `attribute attributeType="Composite" composite="Name"` refers to a model-level
 ///   `<composite name="Name">` (Xcode 15; `<compositeAttribute>` is accepted too) whose
 ///   attributes become the composite's elements, recursively.
@@ -27,43 +28,14 @@ import FoundationXML
 /// - `uniquenessConstraints` / `uniquenessConstraint` / `constraint value=`.
 /// - Fetch requests, fetched properties, configurations and layout elements are ignored.
 enum CoreDataModelImporter {
-    // MARK: - Bundles
+    /// User-info keys the importer adds to attributes (namespaced so that they cannot collide
+    /// with the model author's keys).
+    static let transformableKey = "coreData.attributeType"
+    static let valueTransformerNameKey = "coreData.valueTransformerName"
+    static let customClassNameKey = "coreData.customClassName"
+    static let externalStorageKey = "coreData.allowsExternalBinaryDataStorage"
 
-    /// The versions of an `.xcdatamodeld` bundle, in natural order of their names
-    /// (`Model`, `Model 2`, …, `Model 10`), and the name of the current one.
-    static func versionURLs(ofBundle url: URL) throws(ModelError) -> (versions: [URL], current: URL) {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
-        } catch {
-            throw ModelError(.unreadableFile, "cannot list the model bundle: \(error.localizedDescription)", file: url.path)
-        }
-        let versions = names.filter { $0.lowercased().hasSuffix(".xcdatamodel") }
-            .sorted(by: naturalOrder)
-            .map { url.appending(path: $0, directoryHint: .isDirectory) }
-        guard !versions.isEmpty else {
-            throw ModelError(.invalidFile, "the bundle holds no .xcdatamodel version", file: url.path)
-        }
-        let currentFile = url.appending(path: ".xccurrentversion")
-        guard FileManager.default.fileExists(atPath: currentFile.path) else {
-            if versions.count == 1 { return (versions, versions[0]) }
-            throw ModelError(.unreadableFile, "no .xccurrentversion file names the current version among \(versions.count) versions; choose one in Xcode (Model Version) or add the file", file: url.path)
-        }
-        let plistData = try ModelFile.readFile(currentFile)
-        let plist = try? PropertyListSerialization.propertyList(from: plistData, options: [], format: nil)
-        guard let dict = plist as? [String: Any], let currentName = dict["_XCCurrentVersionName"] as? String else {
-            throw ModelError(.invalidFile, "expected a property list with the key _XCCurrentVersionName", file: currentFile.path)
-        }
-        guard let current = versions.first(where: { $0.lastPathComponent == currentName }) else {
-            throw ModelError(.unknownVersion, "the current version '\(currentName)' is not in the bundle (it has \(versions.map(\.lastPathComponent).joined(separator: ", ")))", file: currentFile.path)
-        }
-        return (versions, current)
-    }
-
-    /// Imports the current version of an `.xcdatamodeld` bundle.
-    static func importCurrentVersion(ofBundle url: URL) throws(ModelError) -> ObjectModel {
-        try importVersion(at: versionURLs(ofBundle: url).current)
-    }
+    // MARK: - Versions
 
     /// Imports one `.xcdatamodel` directory (its `contents` file), validated. The version
     /// name is the directory name without its extension (`Aircraft 2.xcdatamodel` →
@@ -72,9 +44,8 @@ enum CoreDataModelImporter {
         let contents = url.appending(path: "contents")
         let data = try ModelFile.readFile(contents)
         let version = url.deletingPathExtension().lastPathComponent
-        let model = try importContents(data, version: version, file: contents.path)
         do {
-            return try model.validated()
+            return try importContents(data, version: version, file: contents.path).validated()
         } catch {
             throw error.inFile(contents.path, version: version)
         }
@@ -97,32 +68,8 @@ enum CoreDataModelImporter {
         for element in root.children where element.name == "entity" {
             entities.append(try mapper.entity(element))
         }
-        return ObjectModel(version: version, entities: entities)
-    }
-
-    /// `Model 2` before `Model 10`.
-    static func naturalOrder(_ a: String, _ b: String) -> Bool {
-        func chunks(_ s: String) -> [(String, Int?)] {
-            var result: [(String, Int?)] = []
-            var current = ""
-            var isDigit = false
-            for c in s {
-                if !current.isEmpty && c.isNumber != isDigit {
-                    result.append((current, isDigit ? Int(current) : nil))
-                    current = ""
-                }
-                isDigit = c.isNumber
-                current.append(c)
-            }
-            if !current.isEmpty { result.append((current, isDigit ? Int(current) : nil)) }
-            return result
-        }
-        let ca = chunks(a), cb = chunks(b)
-        for (x, y) in zip(ca, cb) where x.0 != y.0 {
-            if let nx = x.1, let ny = y.1, nx != ny { return nx < ny }
-            return x.0 < y.0
-        }
-        return ca.count < cb.count
+        let identifier = root.attributes["userDefinedModelVersionIdentifier"].flatMap { $0.isEmpty ? nil : $0 }
+        return ObjectModel(version: version, entities: entities, versionIdentifier: identifier)
     }
 
     // MARK: - Mapping
@@ -176,24 +123,40 @@ enum CoreDataModelImporter {
                 throw error(.invalidFile, "an <attribute> has no name", entity: entity, line: element.line)
             }
             let property = path.map { "\($0).\(name)" } ?? name
-            if Self.flag(element.attributes["transient"], default: false) { return nil }
+            let isTransient = Self.flag(element.attributes["transient"], default: false)
             if element.attributes["derived"] == "YES" {
                 throw error(.unsupportedFeature, "derived attributes are not supported; compute the value in the application or store it as a plain attribute", entity: entity, property: property, line: element.line)
             }
             guard let typeName = element.attributes["attributeType"] else {
                 throw error(.invalidFile, "the attribute has no attributeType", entity: entity, property: property, line: element.line)
             }
-            guard let type = AttributeType(modelName: typeName) else {
-                if ["Transformable", "Object ID", "Undefined"].contains(typeName) {
-                    throw error(.unsupportedFeature, "attribute type '\(typeName)' is unsupported by Strata; change the attribute to Binary Data (encoded by the application) or a supported type", entity: entity, property: property, line: element.line)
-                }
+            var coreDataInfo: [String: String] = [:]
+            let type: AttributeType
+            if let known = AttributeType(modelName: typeName) {
+                type = known
+            } else if typeName == "Transformable" || (typeName == "Undefined" && isTransient) {
+                // The archived value: opaque bytes, kept as they are.
+                type = .data
+                coreDataInfo[CoreDataModelImporter.transformableKey] = typeName
+                coreDataInfo[CoreDataModelImporter.valueTransformerNameKey] = element.attributes["valueTransformerName"]
+                coreDataInfo[CoreDataModelImporter.customClassNameKey] = element.attributes["customClassName"]
+            } else if ["Object ID", "Undefined"].contains(typeName) {
+                throw error(.unsupportedFeature, "attribute type '\(typeName)' is unsupported by Strata; change the attribute to Binary Data (encoded by the application) or a supported type", entity: entity, property: property, line: element.line)
+            } else {
                 throw error(.invalidFile, "unknown attributeType '\(typeName)'", entity: entity, property: property, line: element.line)
+            }
+            if type == .data && Self.flag(element.attributes["allowsExternalBinaryDataStorage"], default: false) {
+                coreDataInfo[CoreDataModelImporter.externalStorageKey] = "YES"
             }
             var attribute = Attribute(name, type)
             attribute.isOptional = Self.flag(element.attributes["optional"], default: false)
+            attribute.isTransient = isTransient
+            attribute.preservesValueInHistoryOnDeletion = Self.flag(element.attributes["preserveAfterDeletion"], default: false)
             attribute.renamingIdentifier = element.attributes["elementID"]
-            attribute.defaultValue = try defaultValue(element, type: type, entity: entity, property: property)
+            attribute.defaultValue = coreDataInfo[CoreDataModelImporter.transformableKey] == nil
+                ? try defaultValue(element, type: type, entity: entity, property: property) : nil
             if let info = element.children.first(where: { $0.name == "userInfo" }) { attribute.userInfo = Self.userInfo(info) }
+            attribute.userInfo.merge(coreDataInfo) { _, imported in imported }
             return attribute
         }
 
@@ -317,103 +280,6 @@ enum CoreDataModelImporter {
                 if let key = entry.attributes["key"] { result[key] = entry.attributes["value"] ?? "" }
             }
             return result
-        }
-    }
-}
-
-// MARK: - XML tree
-
-/// A parsed XML element: name, attributes, child elements and the line it starts on.
-struct XMLElementTree {
-    var name: String
-    var attributes: [String: String]
-    var children: [XMLElementTree] = []
-    var line: Int?
-
-    /// The deepest element nesting accepted: a Core Data model nests a few levels; a deeper
-    /// document would make the tree's (recursive) destruction exhaust the stack.
-    static let maxDepth = 200
-
-    /// Parses a whole document with Foundation's `XMLParser` (no external entities).
-    static func parse(_ data: Data, file: String?) throws(ModelError) -> XMLElementTree {
-        // Foundation's XMLParser traps on some invalid UTF-8 in tags (found by fuzzing);
-        // Core Data writes UTF-8, so anything else is refused first, with its offset.
-        if let offset = invalidUTF8Offset(data) {
-            throw ModelError(.invalidFile, "the file is not valid UTF-8 (at byte offset \(offset)); Core Data model contents are UTF-8 XML", file: file)
-        }
-        // Foundation's XMLParser crashes on a processing instruction without data (`<?x?>`,
-        // found by fuzzing); a Core Data model has none besides the XML declaration.
-        if let offset = processingInstructionOffset(data) {
-            throw ModelError(.invalidFile, "processing instructions (<?…?>) are not part of a Core Data model (at byte offset \(offset)); remove it", file: file)
-        }
-        let parser = XMLParser(data: data)
-        let builder = Builder()
-        parser.delegate = builder
-        parser.shouldResolveExternalEntities = false
-        let parsed = parser.parse()
-        if builder.tooDeep {
-            throw ModelError(.invalidFile, "line \(parser.lineNumber): elements are nested more than \(maxDepth) levels deep; this is not a Core Data model", file: file)
-        }
-        guard parsed, let root = builder.root else {
-            let line = parser.lineNumber
-            let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "not a well-formed XML document"
-            throw ModelError(.invalidFile, "line \(line): invalid XML: \(reason)", file: file)
-        }
-        return root
-    }
-
-    /// The offset of the first `<?` that is not the XML declaration at the start, or nil.
-    static func processingInstructionOffset(_ data: Data) -> Int? {
-        let bytes = [UInt8](data)
-        var start = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
-        if bytes[start...].starts(with: Array("<?xml".utf8)), let end = firstIndex(of: Array("?>".utf8), in: bytes, from: start) {
-            start = end + 2
-        }
-        return firstIndex(of: Array("<?".utf8), in: bytes, from: start)
-    }
-
-    private static func firstIndex(of needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
-        for i in start...(bytes.count - needle.count) where bytes[i] == needle[0] && Array(bytes[i..<i + needle.count]) == needle {
-            return i
-        }
-        return nil
-    }
-
-    /// The offset of the first byte that is not part of valid UTF-8, or nil.
-    static func invalidUTF8Offset(_ data: Data) -> Int? {
-        var iterator = data.makeIterator()
-        var decoder = UTF8()
-        var offset = 0
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): offset += UTF8.width(scalar)
-            case .emptyInput: return nil
-            case .error: return offset
-            }
-        }
-    }
-
-    /// Collects elements; used only on the parsing thread, for the duration of one parse.
-    private final class Builder: NSObject, XMLParserDelegate {
-        var stack: [XMLElementTree] = []
-        var root: XMLElementTree?
-        var tooDeep = false
-
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            guard stack.count < XMLElementTree.maxDepth else {
-                tooDeep = true
-                stack.removeAll()
-                parser.abortParsing()
-                return
-            }
-            stack.append(XMLElementTree(name: elementName, attributes: attributes, line: parser.lineNumber))
-        }
-
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
-            guard let element = stack.popLast() else { return }
-            if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
         }
     }
 }

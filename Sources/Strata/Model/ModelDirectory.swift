@@ -34,6 +34,20 @@ public struct ModelDirectory: Sendable {
     public let current: ObjectModel
     /// The file each version was loaded from, by version name.
     public let files: [String: URL]
+    /// Versions of a Core Data bundle that could not be read, with their problems and their
+    /// place in the bundle's order; they are not in ``versions``. Always empty for a model
+    /// directory with a manifest (any problem there is an error).
+    public let unreadableVersions: [UnreadableVersion]
+
+    /// A version of a Core Data bundle that could not be read.
+    public struct UnreadableVersion: Sendable {
+        /// The version name.
+        public let name: String
+        /// Its position in the bundle's full order (readable versions included), from 0.
+        public let position: Int
+        /// Why it cannot be read.
+        public let error: ModelError
+    }
 
     /// Manifest file names, in the order they are looked for.
     public static let manifestNames = ["versions.yaml", "versions.yml", "versions.json"]
@@ -71,16 +85,17 @@ public struct ModelDirectory: Sendable {
             }
             files[model.version] = fileURL
         }
-        try self.init(url: url, versions: versions, currentName: manifest.current, files: files, source: manifestURL.path)
+        try self.init(url: url, versions: versions, currentName: manifest.current, files: files, source: manifestURL.path, unreadable: [])
     }
 
     /// A directory built in code (or from another source): the versions in migration order and
     /// the current one's name (default: the last version).
     public init(versions: [ObjectModel], current: String? = nil) throws(ModelError) {
-        try self.init(url: nil, versions: versions, currentName: current, files: [:], source: nil)
+        try self.init(url: nil, versions: versions, currentName: current, files: [:], source: nil, unreadable: [])
     }
 
-    private init(url: URL?, versions: [ObjectModel], currentName: String?, files: [String: URL], source: String?) throws(ModelError) {
+    private init(url: URL?, versions: [ObjectModel], currentName: String?, files: [String: URL], source: String?,
+                 unreadable: [UnreadableVersion]) throws(ModelError) {
         guard let last = versions.last else {
             throw ModelError(.emptyModel, "the model directory lists no versions; list at least one", file: source)
         }
@@ -106,22 +121,58 @@ public struct ModelDirectory: Sendable {
         self.versions = versions
         self.current = current
         self.files = files
+        self.unreadableVersions = unreadable
     }
 
     /// The versions of a Core Data `.xcdatamodeld` bundle, in natural order of their names
     /// (`Model`, `Model 2`, …, `Model 10`); the current one is the one `.xccurrentversion`
     /// names. Core Data has no `nextVersion`: imported versions have none.
+    ///
+    /// A version that cannot be read is left out of ``versions`` and listed in
+    /// ``unreadableVersions``; the others are still usable. It is an error when the current
+    /// version cannot be read (stores are created and migrated to it).
     public init(coreDataBundle url: URL) throws(ModelError) {
-        let (versionURLs, currentURL) = try CoreDataModelImporter.versionURLs(ofBundle: url)
+        try self.init(coreDataBundle: CoreDataModelBundle(url: url))
+    }
+
+    /// The readable versions of a Core Data bundle already read (see ``init(coreDataBundle:)-(URL)``).
+    public init(coreDataBundle bundle: CoreDataModelBundle) throws(ModelError) {
         var versions: [ObjectModel] = []
         var files: [String: URL] = [:]
-        for versionURL in versionURLs {
-            let model = try CoreDataModelImporter.importVersion(at: versionURL)
-            versions.append(model)
-            files[model.version] = versionURL
+        var unreadable: [UnreadableVersion] = []
+        for (position, version) in bundle.versions.enumerated() {
+            switch version.result {
+            case .success(let model):
+                versions.append(model)
+                files[model.version] = version.url
+            case .failure(let error):
+                unreadable.append(UnreadableVersion(name: version.name, position: position, error: error))
+            }
         }
-        try self.init(url: url, versions: versions, currentName: currentURL.deletingPathExtension().lastPathComponent,
-                      files: files, source: url.path)
+        if let broken = unreadable.first(where: { $0.name == bundle.currentName }) {
+            var error = broken.error
+            let others = unreadable.count > 1 ? " (\(unreadable.count - 1) other version(s) cannot be read either: \(unreadable.filter { $0.name != broken.name }.map(\.name).joined(separator: ", ")))" : ""
+            error.reason = "the current version '\(bundle.currentName)' cannot be read\(others): " + error.reason
+            throw error
+        }
+        try self.init(url: bundle.url, versions: versions, currentName: bundle.currentName, files: files,
+                      source: bundle.url.path, unreadable: unreadable)
+    }
+
+    /// The unreadable versions strictly between two readable versions of the bundle's order
+    /// (a migration from one to the other would skip them).
+    public func unreadableVersions(between from: String, and to: String) -> [UnreadableVersion] {
+        guard !unreadableVersions.isEmpty, let a = fullPosition(of: from), let b = fullPosition(of: to) else { return [] }
+        let range = min(a, b)...max(a, b)
+        return unreadableVersions.filter { range.contains($0.position) }
+    }
+
+    /// The position of a readable version in the bundle's full order (unreadable ones counted).
+    private func fullPosition(of name: String) -> Int? {
+        guard let index = index(ofVersion: name) else { return nil }
+        var position = index
+        for broken in unreadableVersions.sorted(by: { $0.position < $1.position }) where broken.position <= position { position += 1 }
+        return position
     }
 
     // MARK: - Lookup

@@ -14,8 +14,8 @@ extension ModelFile {
         let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
         if ext == "xcdatamodeld" {
             do {
-                let (versions, _) = try CoreDataModelImporter.versionURLs(ofBundle: url)
-                let errors = versions.flatMap(fileErrors)
+                let bundle = try CoreDataModelBundle(url: url)
+                let errors = bundle.versions.map(\.url).flatMap(fileErrors)
                 if !errors.isEmpty { return errors }
                 _ = try ModelDirectory(coreDataBundle: url)
                 return []

@@ -126,7 +126,8 @@ public enum ModelFile {
         case "xcdatamodel":
             return try CoreDataModelImporter.importVersion(at: url)
         case "xcdatamodeld":
-            return try CoreDataModelImporter.importCurrentVersion(ofBundle: url)
+            let bundle = try CoreDataModelBundle(url: url)
+            return try bundle.current.result.get()
         default:
             guard let format = ModelFileFormat(pathExtension: ext) else {
                 throw ModelError(.unreadableFile, "unknown model file extension '.\(url.pathExtension)'; use .json, .yaml, .yml, .xcdatamodel or .xcdatamodeld", file: url.path)

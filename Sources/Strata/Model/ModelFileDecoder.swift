@@ -19,12 +19,12 @@ final class ModelFileDecoder {
 
     // MARK: - Keys
 
-    static let modelKeys = ["version", "nextVersion", "userInfo", "entities"]
+    static let modelKeys = ["version", "nextVersion", "versionIdentifier", "userInfo", "entities"]
     static let entityKeys = [
         "name", "parent", "abstract", "renamingIdentifier", "userInfo", "attributes", "composites",
         "relationships", "indexes", "uniquenessConstraints",
     ]
-    static let attributeKeys = ["name", "type", "optional", "default", "renamingIdentifier", "userInfo"]
+    static let attributeKeys = ["name", "type", "optional", "default", "renamingIdentifier", "userInfo", "transient", "preserveAfterDeletion"]
     static let compositeKeys = ["name", "type", "elements", "optional", "renamingIdentifier", "userInfo"]
     static let relationshipKeys = [
         "name", "destination", "inverse", "toMany", "ordered", "optional", "deleteRule", "minCount",
@@ -46,12 +46,13 @@ final class ModelFileDecoder {
         let location = Location(path: "top level")
         let next = try top["nextVersion"].map { node throws(ModelError) in try string(node, at: location.appending("nextVersion")) }
         let userInfo = try top["userInfo"].map { node throws(ModelError) in try self.userInfo(node, at: location.appending("userInfo")) } ?? [:]
+        let versionIdentifier = try top["versionIdentifier"].map { node throws(ModelError) in try string(node, at: location.appending("versionIdentifier")) }
         let entityNodes = try list(top.required("entities", in: "the model file"), at: location.appending("entities"))
         var entities: [Entity] = []
         for (i, node) in entityNodes.enumerated() {
             entities.append(try decodeEntity(node, at: Location(path: "entities[\(i)]")))
         }
-        return ObjectModel(version: versionName, entities: entities, nextVersion: next, userInfo: userInfo)
+        return ObjectModel(version: versionName, entities: entities, nextVersion: next, userInfo: userInfo, versionIdentifier: versionIdentifier)
     }
 
     // MARK: - Entity
@@ -111,6 +112,8 @@ final class ModelFileDecoder {
         if let d = f["default"] { attribute.defaultValue = defaultValue(d, type: type, at: loc.appending("default")) }
         attribute.renamingIdentifier = try f["renamingIdentifier"].map { n throws(ModelError) in try string(n, at: loc.appending("renamingIdentifier")) }
         attribute.userInfo = try f["userInfo"].map { n throws(ModelError) in try userInfo(n, at: loc.appending("userInfo")) } ?? [:]
+        attribute.isTransient = try f["transient"].map { n throws(ModelError) in try bool(n, at: loc.appending("transient")) } ?? false
+        attribute.preservesValueInHistoryOnDeletion = try f["preserveAfterDeletion"].map { n throws(ModelError) in try bool(n, at: loc.appending("preserveAfterDeletion")) } ?? false
         return attribute
     }
 

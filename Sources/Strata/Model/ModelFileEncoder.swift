@@ -9,6 +9,7 @@ enum ModelFileEncoder {
     static func encode(_ model: ObjectModel) throws(ModelError) -> ModelFileNode {
         var pairs: [(key: String, value: ModelFileNode)] = [("version", .string(model.version))]
         if let next = model.nextVersion { pairs.append(("nextVersion", .string(next))) }
+        if let identifier = model.versionIdentifier { pairs.append(("versionIdentifier", .string(identifier))) }
         if !model.userInfo.isEmpty { pairs.append(("userInfo", userInfo(model.userInfo))) }
         var entities: [ModelFileNode] = []
         for entity in model.entities { entities.append(try encode(entity, version: model.version)) }
@@ -52,6 +53,8 @@ enum ModelFileEncoder {
             }
             pairs.append(("default", node))
         }
+        if a.isTransient { pairs.append(("transient", .bool(true))) }
+        if a.preservesValueInHistoryOnDeletion { pairs.append(("preserveAfterDeletion", .bool(true))) }
         common(&pairs, renamingIdentifier: a.renamingIdentifier, userInfo: a.userInfo)
         return .object(pairs)
     }

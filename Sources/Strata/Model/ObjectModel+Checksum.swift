@@ -8,7 +8,7 @@ extension ObjectModel {
     /// property and index names, types, optionality, relationships, composites, indexes,
     /// constraints, inheritance — and nothing else: not the version name, renaming
     /// identifiers, user info, default values, delete rules or relationship counts. It does
-    /// not depend on declaration order, so it is stable across runs, platforms and
+    /// not depend on declaration order (transient attributes are not stored and not covered), so it is stable across runs, platforms and
     /// reformatting of a model file.
     public var checksum: String {
         Data(SHA256.hash(data: Data(canonicalEncoding.utf8))).base64EncodedString()
@@ -33,7 +33,7 @@ extension ObjectModel {
         var lines: [String] = []
         let e = quote(entity.name)
         lines.append("entity \(e) parent=\(entity.parent.map(quote) ?? "-") abstract=\(entity.isAbstract)")
-        for a in entity.attributes {
+        for a in entity.attributes where !a.isTransient {
             lines.append("attribute \(e).\(quote(a.name)) \(a.type.rawValue) optional=\(a.isOptional)")
         }
         for c in entity.composites {

@@ -140,10 +140,14 @@ extension ObjectModel {
         }
 
         guard let entityLayout = layout.entity(entity.name) else { return }
+        let transient = Set(allAttributes(of: entity.name).filter(\.isTransient).map(\.name))
         for index in entity.indexes {
+            for element in index.elements where transient.contains(element.keyPath) {
+                fail(.unknownKeyPath, "index '\(index.name)' names transient attribute '\(element.keyPath)', which is not stored; index a stored attribute or make it non-transient", property: element.keyPath)
+            }
             if index.elements.isEmpty { fail(.unknownKeyPath, "index '\(index.name)' has no keypaths", property: index.name) }
             if !Self.isValidIdentifier(index.name) { fail(.invalidIdentifier, "'\(index.name)' is not a valid index name", property: index.name) }
-            for element in index.elements where entityLayout.column(forKeyPath: element.keyPath) == nil {
+            for element in index.elements where entityLayout.column(forKeyPath: element.keyPath) == nil && !transient.contains(element.keyPath) {
                 fail(.unknownKeyPath, "index '\(index.name)' names '\(element.keyPath)', which is not an attribute, composite leaf or to-one relationship of '\(entity.name)'", property: element.keyPath)
             }
         }
@@ -153,7 +157,10 @@ extension ObjectModel {
         }
         for constraint in entity.uniquenessConstraints {
             if constraint.keyPaths.isEmpty { fail(.unknownKeyPath, "a uniqueness constraint has no keypaths") }
-            for keyPath in constraint.keyPaths where entityLayout.column(forKeyPath: keyPath) == nil {
+            for keyPath in constraint.keyPaths where transient.contains(keyPath) {
+                fail(.unknownKeyPath, "uniqueness constraint names transient attribute '\(keyPath)', which is not stored; constrain stored attributes only", property: keyPath)
+            }
+            for keyPath in constraint.keyPaths where entityLayout.column(forKeyPath: keyPath) == nil && !transient.contains(keyPath) {
                 fail(.unknownKeyPath, "uniqueness constraint names '\(keyPath)', which is not an attribute, composite leaf or to-one relationship of '\(entity.name)'", property: keyPath)
             }
         }
@@ -173,7 +180,11 @@ extension ObjectModel {
                 errors.append(ModelError(.duplicateName, "element '\(element.name)' appears twice in composite '\(path)'", version: version, entity: entity, property: elementPath))
             }
             switch element {
-            case .attribute(let a): validateDefault(a, entity: entity, property: elementPath, into: &errors)
+            case .attribute(let a):
+                validateDefault(a, entity: entity, property: elementPath, into: &errors)
+                if a.isTransient {
+                    errors.append(ModelError(.unsupportedFeature, "a composite element cannot be transient; make it a transient attribute of the entity, or store it", version: version, entity: entity, property: elementPath))
+                }
             case .composite(let c): validateComposite(c, path: elementPath, entity: entity, into: &errors)
             }
         }

@@ -24,21 +24,27 @@ public struct ObjectModel: Sendable, Hashable {
     public var nextVersion: String?
     /// Free-form information; not part of the checksum.
     public var userInfo: [String: String]
+    /// A version identifier chosen by the model's author (Core Data's
+    /// `userDefinedModelVersionIdentifier`, recorded in a Core Data store's
+    /// `NSStoreModelVersionIdentifiers`). Not part of the checksum.
+    public var versionIdentifier: String?
     /// Entity lookups by name and parent, built once per set of entities (not part of equality).
     private var lookup = ModelLookup()
 
-    public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:]) {
+    public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:],
+                versionIdentifier: String? = nil) {
         self.version = version
         self.entities = entities
         self.nextVersion = nextVersion
         self.userInfo = userInfo
+        self.versionIdentifier = versionIdentifier
     }
 
     // MARK: - Equality
 
     public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool {
         lhs.version == rhs.version && lhs.entities == rhs.entities && lhs.nextVersion == rhs.nextVersion
-            && lhs.userInfo == rhs.userInfo
+            && lhs.userInfo == rhs.userInfo && lhs.versionIdentifier == rhs.versionIdentifier
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -46,6 +52,7 @@ public struct ObjectModel: Sendable, Hashable {
         hasher.combine(entities)
         hasher.combine(nextVersion)
         hasher.combine(userInfo)
+        hasher.combine(versionIdentifier)
     }
 
     // MARK: - Lookup
@@ -103,9 +110,14 @@ public struct ObjectModel: Sendable, Hashable {
     /// The entities with no parent, each the owner of one table.
     public var rootEntities: [Entity] { lookup.index(of: entities).roots.map { entities[$0] } }
 
-    /// Attributes of `name` including inherited ones, root first.
+    /// Attributes of `name` including inherited ones, root first (transient ones included).
     public func allAttributes(of name: String) -> [Attribute] {
         ancestry(of: name).reversed().flatMap(\.attributes)
+    }
+
+    /// The stored (not transient) attributes of `name`, inherited ones included, root first.
+    public func storedAttributes(of name: String) -> [Attribute] {
+        allAttributes(of: name).filter { !$0.isTransient }
     }
 
     public func allComposites(of name: String) -> [CompositeAttribute] {

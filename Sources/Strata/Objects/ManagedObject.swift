@@ -48,6 +48,8 @@ public final class ManagedObject {
     var changedKeys: Set<String> = []
     /// Join-table relationships whose membership changed.
     var changedJoinRelationships: Set<String> = []
+    /// Values of transient attributes set on this object: kept in memory, never saved.
+    var transientValues: [String: Value] = [:]
 
     public internal(set) var isInserted = false
     public internal(set) var isDeleted = false
@@ -72,8 +74,12 @@ public final class ManagedObject {
     }
 
     /// The value of an attribute or composite leaf, or nil when the entity has no such keypath.
+    /// A transient attribute answers the value set on this object (or its default): it lives
+    /// in memory only and is never saved.
     public func value(forKeyPath keyPath: String) -> Value? {
-        info.slotIndex[keyPath].map { values[$0] }
+        if let slot = info.slotIndex[keyPath] { return values[slot] }
+        guard let transient = info.transientAttributes[keyPath] else { return nil }
+        return transientValues[keyPath] ?? transient.defaultValue.flatMap { $0.coerced(to: transient.type) } ?? .null
     }
 
     // MARK: - Attributes
@@ -81,8 +87,8 @@ public final class ManagedObject {
     /// The value of an attribute or composite leaf. Unknown keypaths are a programming error.
     public subscript(keyPath: String) -> Value {
         get {
-            guard let slot = info.slotIndex[keyPath] else { preconditionFailure("entity '\(entity.name)' has no attribute '\(keyPath)'") }
-            return values[slot]
+            guard let value = value(forKeyPath: keyPath) else { preconditionFailure("entity '\(entity.name)' has no attribute '\(keyPath)'") }
+            return value
         }
         set {
             do { try setValue(newValue, forKeyPath: keyPath) } catch { preconditionFailure("\(error)") }
@@ -93,6 +99,15 @@ public final class ManagedObject {
     ///
     /// - Throws: ``ObjectContextError`` (`unknownProperty`, `typeMismatch`) naming the entity and keypath.
     public func setValue(_ value: any ValueConvertible, forKeyPath keyPath: String) throws(ObjectContextError) {
+        if let transient = info.transientAttributes[keyPath] {
+            let raw = value.strataValue
+            guard let coerced = raw.coerced(to: transient.type) else {
+                throw ObjectContextError(.typeMismatch, "\(raw) (\(raw.kindName)) is not a valid \(transient.type.rawValue)", entity: entity.name, property: keyPath, objectID: objectID)
+            }
+            try checkMutable()
+            transientValues[keyPath] = coerced
+            return
+        }
         guard let slot = info.slotIndex[keyPath] else {
             if let composite = entityComposite(keyPath) {
                 throw ObjectContextError(.typeMismatch, "'\(keyPath)' is a composite attribute; set its leaves (\(composite.leaves.map { keyPath + "." + $0.path.joined(separator: ".") }.joined(separator: ", "))) or use setComposite", entity: entity.name, property: keyPath, objectID: objectID)
@@ -179,13 +194,16 @@ final class EntityInfo {
     let slotTypes: [AttributeType]
     /// Default values in slot order: a new object's starting values.
     let defaults: [Value]
+    /// Transient attributes of the entity and its ancestors, by name (no slot, no column).
+    let transientAttributes: [String: Attribute]
     /// Plans computed on first use by the context that owns this description.
     var insertPlan: InsertPlan?
     var validationPlan: ObjectContext.ValidationPlan?
     var updateSQL: [UpdateShape: String] = [:]
 
-    init(entity: Entity, layout: EntityLayout) {
+    init(entity: Entity, layout: EntityLayout, transientAttributes: [Attribute] = []) {
         self.entity = entity
+        self.transientAttributes = Dictionary(transientAttributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.layout = layout
         self.slotIndex = layout.slotIndex
         self.slotTypes = layout.slotTypes

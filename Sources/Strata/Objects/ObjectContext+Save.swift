@@ -157,7 +157,7 @@ extension ObjectContext {
 
     func validationPlan(for entityName: String) -> ValidationPlan {
         var plan = ValidationPlan()
-        plan.requiredAttributes = model.allAttributes(of: entityName).filter { !$0.isOptional }.map(\.name)
+        plan.requiredAttributes = model.storedAttributes(of: entityName).filter { !$0.isOptional }.map(\.name)
         for composite in model.allComposites(of: entityName) {
             let leaves = composite.leaves.map { ([composite.name] + $0.path).joined(separator: ".") }
             plan.compositeLeaves[composite.name] = leaves

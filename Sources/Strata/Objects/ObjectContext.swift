@@ -53,7 +53,7 @@ public final class ObjectContext {
     func info(for entityName: String) -> EntityInfo? {
         if let cached = entityInfos[entityName] { return cached }
         guard let entity = model.entity(named: entityName), let layout = storeLayout.entity(entityName) else { return nil }
-        let info = EntityInfo(entity: entity, layout: layout)
+        let info = EntityInfo(entity: entity, layout: layout, transientAttributes: model.allAttributes(of: entityName).filter(\.isTransient))
         entityInfos[entityName] = info
         return info
     }

@@ -5,7 +5,7 @@ import Foundation
 /// - One table per root entity, named after it; sub-entities share it, and an `_entity`
 ///   column names each row's entity when the hierarchy has more than one entity.
 /// - System columns: `_pk INTEGER PRIMARY KEY`, `_version` (optimistic locking).
-/// - An attribute is a column of its name; a composite leaf is a column named by its path
+/// - An attribute is a column of its name (transient attributes have none); a composite leaf is a column named by its path
 ///   joined with `_` (`colorScheme.primary` → `colorScheme_primary`).
 /// - A to-one relationship is a column `<name>_id` holding the destination's `_pk`.
 /// - A to-many relationship with a to-one inverse uses that inverse's column on the
@@ -75,7 +75,7 @@ public struct StorageLayout: Sendable, Hashable {
             if let parent = entity.parent, let parentLayout = entities[parent] {
                 layout.attributeColumns = parentLayout.attributeColumns
             }
-            for attribute in entity.attributes {
+            for attribute in entity.attributes where !attribute.isTransient {
                 columns.append(ColumnLayout(name: attribute.name, sqlType: attribute.type.sqlType,
                                             role: .attribute(entity: entity.name, keyPath: attribute.name, type: attribute.type)))
                 layout.attributeColumns[attribute.name] = AttributeColumn(

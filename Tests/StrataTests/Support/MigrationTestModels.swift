@@ -337,12 +337,6 @@ enum MigrationTestModels {
         Refusal(name: "string to integer", destination: model("Aircraft 2", [aircraft(attributes: [
             Attribute("tailNumber", .int64, isOptional: false), Attribute("seats", .int16), Attribute("photo", .data),
         ]), owner()]), code: .incompatibleTypeChange, entity: "Aircraft", property: "tailNumber", mentions: ["string -> int64", "staged migration"]),
-        Refusal(name: "non-optional without default", destination: model("Aircraft 2", [aircraft(attributes: [
-            Attribute("tailNumber", .string, isOptional: false), Attribute("seats", .int16, isOptional: false), Attribute("photo", .data),
-        ]), owner()]), code: .missingDefault, entity: "Aircraft", property: "seats", mentions: ["optional -> non-optional", "default"]),
-        Refusal(name: "new non-optional attribute without default", destination: model("Aircraft 2", [aircraft(attributes: defaultAttributes + [
-            Attribute("serial", .string, isOptional: false),
-        ]), owner()]), code: .missingDefault, entity: "Aircraft", property: "serial", mentions: ["non-optional", "staged migration"]),
         Refusal(name: "to-many to to-one", destination: model("Aircraft 2", [aircraft(relationships: [Relationship("owner", destination: "Owner", inverse: "aircraft")]),
             owner(Relationship("aircraft", destination: "Aircraft", inverse: "owner"))]),
             code: .notInferable, entity: "Owner", property: "aircraft", mentions: ["to-many -> to-one", "staged migration"]),
