@@ -30,17 +30,22 @@ struct LimitsBenchmark: ParsableCommand {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
+    @Option(name: .long, help: "What to measure: keypath, model or both.")
+    var measure = "both"
+
+
     func validate() throws {
         guard !sizes.isEmpty, sizes.allSatisfy({ (1...100_000).contains($0) }), (1...100).contains(`repeat`) else {
             throw ValidationError("--sizes must be between 1 and 100000, --repeat between 1 and 100")
         }
+        guard ["keypath", "model", "both"].contains(measure) else { throw ValidationError("--measure must be keypath, model or both") }
     }
 
     func run() throws {
         var rows: [[String: Any]] = []
         for size in sizes {
-            let keyPath = try median { try compileChain(hops: size) }
-            let model = try median { try loadModel(entities: size) }
+            let keyPath = measure == "model" ? 0 : try median { try compileChain(hops: size) }
+            let model = measure == "keypath" ? 0 : try median { try loadModel(entities: size) }
             rows.append(["size": size, "keypathSeconds": keyPath, "keypathMicrosecondsPerHop": keyPath / Double(size) * 1e6,
                          "modelSeconds": model, "modelMillisecondsPerEntity": model / Double(size) * 1e3])
         }

@@ -16,7 +16,10 @@ extension ModelFileNode {
         }
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            // The basic resolver: the decoder interprets plain scalars itself, and the default
+            // resolver's regular expressions (run on every mapping key Yams hashes) were most
+            // of the time spent reading a large model.
+            root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw ModelFileSyntaxError(message: "invalid YAML: \(Self.describe(error))", line: Self.line(of: error))
         } catch {
