@@ -11,10 +11,9 @@ protocol FuzzTarget: AnyObject {
 
 /// The targets by name.
 enum FuzzTargets {
-    static let all: [any FuzzTarget.Type] = [
-        PredicateFuzzTarget.self, VarlinkFuzzTarget.self, ModelFileFuzzTarget.self, ConfigurationFuzzTarget.self,
-        CoreDataFuzzTarget.self,
-    ]
+    static var all: [any FuzzTarget.Type] {
+        [PredicateFuzzTarget.self, VarlinkFuzzTarget.self, ModelFileFuzzTarget.self, ConfigurationFuzzTarget.self, CoreDataFuzzTarget.self]
+    }
     static var names: [String] { all.map { $0.name } }
 
     /// The target inputs go to (set once by `main`, before fuzzing starts).

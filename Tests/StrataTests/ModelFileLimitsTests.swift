@@ -131,6 +131,10 @@ struct ModelFileLimitsTests {
         let error = try #require(throws: ModelError.self) { try ModelFile.load(contentsOf: version) }
         #expect(error.code == .invalidFile)
         #expect(error.description.contains("processing instructions (<?…?>) are not part of a Core Data model (at byte offset 46)"), "\(error)")
+        // One whose name only starts like the declaration (found by fuzzing too).
+        try Data("<?xmli?><model/>".utf8).write(to: version.appending(path: "contents"))
+        let declarationLike = try #require(throws: ModelError.self) { try ModelFile.load(contentsOf: version) }
+        #expect(declarationLike.description.contains("(at byte offset 0)"), "\(declarationLike)")
         // The XML declaration alone is fine.
         try Data("<?xml version=\"1.0\"?>\n<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"String\"/></entity></model>\n".utf8)
             .write(to: version.appending(path: "contents"))

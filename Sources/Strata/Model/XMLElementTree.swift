@@ -59,12 +59,16 @@ struct XMLElementTree {
         }
     }
 
-    /// The offset of the first `<?` that is not the XML declaration at the start, or nil.
+    /// The offset of the first `<?` that is not the XML declaration at the start (`<?xml`
+    /// followed by white space: `<?xmli?>` is a processing instruction), or nil.
     static func processingInstructionOffset(_ data: Data) -> Int? {
         let bytes = [UInt8](data)
         var start = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
-        if bytes[start...].starts(with: Array("<?xml".utf8)), let end = firstIndex(of: Array("?>".utf8), in: bytes, from: start) {
+        let declaration = Array("<?xml".utf8)
+        if bytes[start...].starts(with: declaration), bytes.count > start + declaration.count,
+           [0x20, 0x09, 0x0D, 0x0A].contains(bytes[start + declaration.count]),
+           let end = firstIndex(of: Array("?>".utf8), in: bytes, from: start) {
             start = end + 2
         }
         return firstIndex(of: Array("<?".utf8), in: bytes, from: start)
