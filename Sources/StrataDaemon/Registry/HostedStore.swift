@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Strata
 import Synchronization
 
@@ -17,6 +18,8 @@ public final class HostedStore: Sendable {
     public let modelVersion: String?
     /// Requests and open transactions over a sliding window (a signal of the idle scheduler).
     public let load = StoreLoad()
+    /// The store's own threads for blocking work (nil when it failed to open).
+    let executor: StoreExecutor?
     private let shared: Mutex<Shared>
 
     private struct Shared {
@@ -31,6 +34,7 @@ public final class HostedStore: Sendable {
         self.store = store
         self.modelVersion = modelVersion
         self.shared = Mutex(Shared(state: state))
+        self.executor = store == nil ? nil : StoreExecutor()
     }
 
     public var name: String { configuration.name }
@@ -68,6 +72,19 @@ public final class HostedStore: Sendable {
         return try body(store)
     }
 
+    /// Runs blocking work with the open store on the store's own threads (``StoreExecutor``),
+    /// counting it as in flight.
+    ///
+    /// - Throws: `StoreUnavailable` when the store failed or was closed, or what `body` throws.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (PersistentStore) throws -> T) async throws -> T {
+        guard let executor else { return try use(body) }
+        do {
+            return try await executor.run { try self.use(body) }
+        } catch is NIOThreadPoolError.ThreadPoolInactive {
+            throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+        }
+    }
+
     /// Claims the store for a deferred-work run; false when one already runs.
     func beginFinishing() -> Bool {
         shared.withLock { shared in
@@ -88,6 +105,7 @@ public final class HostedStore: Sendable {
         while inFlight > 0 || isFinishing, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        executor?.shutDown()
         try? store?.close()
     }
 }
