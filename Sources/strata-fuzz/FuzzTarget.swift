@@ -29,12 +29,22 @@ enum FuzzTargets {
         }
     }
 
-    /// A fresh directory for a target's files (removed at exit by the system's tmp cleaning).
+    /// The directories targets created, removed by ``removeScratchDirectories()`` at exit.
+    nonisolated(unsafe) static var scratchDirectories: [URL] = []
+
+    /// A fresh directory for a target's files.
     static func scratchDirectory(_ name: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "strata-fuzz-\(name)-\(getpid())")
-        try? FileManager.default.removeItem(at: url)
+        let url = FileManager.default.temporaryDirectory.appending(path: "strata-fuzz-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        scratchDirectories.append(url)
         return url
+    }
+
+    /// Removes every directory ``scratchDirectory(_:)`` made (registered with `atexit` by
+    /// `main`, since libFuzzer ends the process with `exit`).
+    static func removeScratchDirectories() {
+        for url in scratchDirectories { try? FileManager.default.removeItem(at: url) }
+        scratchDirectories.removeAll()
     }
 
     /// The model the predicate and Varlink targets query: inheritance, composites, every

@@ -19,6 +19,7 @@ struct StrataFuzz {
             exit(2)
         }
         FuzzTargets.current = target
+        atexit { FuzzTargets.removeScratchDirectories() }
         arguments.remove(at: 1)
         #if STRATA_FUZZING
         exit(runLibFuzzer(arguments))

@@ -20,6 +20,7 @@ struct FuzzCorpusTests {
     @Test("Each target replays its corpus and regressions", arguments: ["predicate", "varlink", "model", "config", "coredata"])
     func replay(target name: String) throws {
         let target = try #require(FuzzTargets.make(name))
+        defer { FuzzTargets.removeScratchDirectories() }
         let inputs = Self.inputs(of: name)
         #expect(inputs.count >= 3, "the seed corpus of \(name) is missing")
         for input in inputs {
