@@ -7,17 +7,25 @@ import Testing
 /// drops every entity).
 @Suite("stratactl: bounded input", .timeLimit(.minutes(10)))
 struct CLIInputBoundsTests {
+    /// Runs `stratactl` on its own thread: these tests start many processes, and blocking the
+    /// cooperative pool with them would delay the suite's timing-sensitive daemon tests.
+    func stratactl(_ arguments: [String]) async throws -> BuiltBinary.Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try BuiltBinary.run("stratactl", arguments) }) }
+        }
+    }
+
     @Test("fetch and count refuse 4 KB of nesting with exit 2, naming the limit", arguments: [
         String(repeating: "(", count: 4096) + "tailNumber == 'x'" + String(repeating: ")", count: 4096),
         String(repeating: "NOT ", count: 1024) + "tailNumber == 'x'",
         "tailNumber IN " + String(repeating: "{", count: 4096) + "'x'" + String(repeating: "}", count: 4096),
         Array(repeating: "owner", count: 1500).joined(separator: ".") + ".name == 'x'",
     ])
-    func deepPredicatesAreRefused(format: String) throws {
+    func deepPredicatesAreRefused(format: String) async throws {
         let fixture = try CLIFixture()
         defer { fixture.remove() }
         for command in ["fetch", "count"] {
-            let result = try CLIFixture.stratactl(command, fixture.store, "Aircraft", "--where", format)
+            let result = try await stratactl([command, fixture.store, "Aircraft", "--where", format])
             #expect(result.status == 2, "\(command): \(result.status) \(result.stderr.prefix(300))")
             #expect(result.stderr.hasPrefix("stratactl: "))
             #expect(result.stderr.contains("maxNestingDepth") || result.stderr.contains("maxKeyPathComponents"), "\(result.stderr.prefix(300))")
@@ -25,7 +33,7 @@ struct CLIInputBoundsTests {
     }
 
     @Test("Offline commands refuse a FIFO store path at once (exit 1)")
-    func fifoStoreIsRefused() throws {
+    func fifoStoreIsRefused() async throws {
         let fixture = try CLIFixture()
         defer { fixture.remove() }
         let fifo = fixture.path("fifo.sqlite")
@@ -36,28 +44,28 @@ struct CLIInputBoundsTests {
             ["deferred", "finish", fifo], ["plan", fifo, "--model", models], ["migrate", fifo, "--model", models],
         ]
         for arguments in commands {
-            let result = try BuiltBinary.run("stratactl", arguments)
+            let result = try await stratactl(arguments)
             #expect(result.status == 1, "\(arguments): \(result)")
             #expect(result.stderr.contains("FIFO"), "\(arguments): \(result.stderr)")
         }
     }
 
     @Test("model validate refuses a YAML alias bomb quickly (exit 1)")
-    func aliasBombIsRefused() throws {
+    func aliasBombIsRefused() async throws {
         let fixture = try CLIFixture()
         defer { fixture.remove() }
         var text = "version: V1\nentities:\n  - name: A\n    userInfo:\n      a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
         for level in 1...9 { text += "      a\(level): &a\(level) [" + Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", ") + "]\n" }
         let path = fixture.file("bomb.yaml", Data(text.utf8))
         for command in [["model", "validate", path], ["model", "checksum", path]] {
-            let result = try BuiltBinary.run("stratactl", command)
+            let result = try await stratactl(command)
             #expect(result.status == 1, "\(result)")
             #expect((result.stdout + result.stderr).contains("alias"), "\(result)")
         }
     }
 
     @Test("migrate refuses to drop every entity of the store (exit 3) unless --force")
-    func migrateRefusesDroppingEverything() throws {
+    func migrateRefusesDroppingEverything() async throws {
         let fixture = try CLIFixture()
         defer { fixture.remove() }
         // A directory whose versions share no entity: the Aircraft store's version, then a Post-only one.
@@ -70,13 +78,13 @@ struct CLIInputBoundsTests {
         try ModelFile.encode(post, format: .yaml).write(to: directory.appending(path: "b.yaml"))
         try Data("versions: [a.yaml, b.yaml]\n".utf8).write(to: directory.appending(path: "versions.yaml"))
 
-        let refused = try CLIFixture.stratactl("migrate", fixture.store, "--model", directory.path, "--quiet")
+        let refused = try await stratactl(["migrate", fixture.store, "--model", directory.path, "--quiet"])
         #expect(refused.status == 3, "\(refused)")
         #expect(refused.stderr.contains("drop every entity of the store ('Aircraft', 'FlightData')"), "\(refused.stderr)")
         #expect(refused.stderr.contains("--force"))
-        #expect(try CLIFixture.stratactl("count", fixture.store, "Aircraft").stdout == "5\n")
+        #expect(try await stratactl(["count", fixture.store, "Aircraft"]).stdout == "5\n")
 
-        let forced = try CLIFixture.stratactl("migrate", fixture.store, "--model", directory.path, "--quiet", "--force")
+        let forced = try await stratactl(["migrate", fixture.store, "--model", directory.path, "--quiet", "--force"])
         #expect(forced.status == 0, "\(forced)")
         #expect(try PersistentStore.metadata(at: fixture.storeURL).modelVersion == "Post only")
     }
@@ -84,10 +92,10 @@ struct CLIInputBoundsTests {
     @Test("deferred finish refuses batch and pause values out of range (exit 2)", arguments: [
         ["--batch-ms", "0"], ["--batch-ms", "9223372036854775807"], ["--pause-ms=-1"], ["--pause-ms", "60001"],
     ])
-    func finishOptionsAreRanged(options: [String]) throws {
+    func finishOptionsAreRanged(options: [String]) async throws {
         let fixture = try CLIFixture()
         defer { fixture.remove() }
-        let result = try BuiltBinary.run("stratactl", ["deferred", "finish", fixture.store] + options)
+        let result = try await stratactl(["deferred", "finish", fixture.store] + options)
         #expect(result.status == 2, "\(result)")
         #expect(result.stderr.contains("between"), "\(result.stderr)")
     }

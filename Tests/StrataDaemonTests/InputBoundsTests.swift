@@ -74,11 +74,11 @@ struct InputBoundsTests {
     }
 
     @Test("stratad exits 78 for an absurd duration in stratad.yaml, naming the key and range")
-    func stratadRefusesAbsurdDuration() throws {
+    func stratadRefusesAbsurdDuration() async throws {
         let sandbox = try DaemonSandbox()
         defer { sandbox.remove() }
         try sandbox.writeConfig(limits: "limits:\n  idle_timeout: 1e308\n")
-        let result = try runCommand(Paths.stratad, ["--config", sandbox.configPath])
+        let result = try await runCommandOffThread(Paths.stratad, ["--config", sandbox.configPath])
         #expect(result.status == 78, "\(result.output)")
         #expect(result.output.contains("limits.idle_timeout: '1e308' is not a duration between 1s and 24h"), "\(result.output)")
     }
@@ -203,11 +203,13 @@ struct InputBoundsTests {
         defer { sandbox.remove() }
         let disjoint = try writeDisjointModels(in: sandbox)
         #expect(mkfifo(sandbox.path("fifo.sqlite"), 0o600) == 0)
-        // A Post store configured with the Aircraft model directory.
-        try seedPosts(at: sandbox.path("posts.sqlite"), directory: disjoint, version: "A 1", rows: 50)
-        // Stores at 'A 1' of a directory whose current version 'B 1' drops every entity.
-        try seedPosts(at: sandbox.path("guarded.sqlite"), directory: disjoint, version: "A 1", rows: 5)
-        try seedPosts(at: sandbox.path("forced.sqlite"), directory: disjoint, version: "A 1", rows: 5)
+        try await offThread {
+            // A Post store configured with the Aircraft model directory.
+            try self.seedPosts(at: sandbox.path("posts.sqlite"), directory: disjoint, version: "A 1", rows: 50)
+            // Stores at 'A 1' of a directory whose current version 'B 1' drops every entity.
+            try self.seedPosts(at: sandbox.path("guarded.sqlite"), directory: disjoint, version: "A 1", rows: 5)
+            try self.seedPosts(at: sandbox.path("forced.sqlite"), directory: disjoint, version: "A 1", rows: 5)
+        }
         let aircraft = Paths.aircraftModel
         try sandbox.writeConfig(stores: ["aircraft"], extraStores: """
               - {name: fifo, path: \(sandbox.path("fifo.sqlite")), model: \(aircraft)}
@@ -245,8 +247,8 @@ struct InputBoundsTests {
 
         daemon.signal(SIGTERM)
         _ = await daemon.waitForExit()
-        #expect(try postRows(sandbox.path("posts.sqlite")) == 50)
-        #expect(try postRows(sandbox.path("guarded.sqlite")) == 5)
+        #expect(try await offThread { try self.postRows(sandbox.path("posts.sqlite")) } == 50)
+        #expect(try await offThread { try self.postRows(sandbox.path("guarded.sqlite")) } == 5)
         #expect(try PersistentStore.metadata(at: URL(fileURLWithPath: sandbox.path("posts.sqlite"))).deferred.isEmpty)
     }
 }
