@@ -2,8 +2,9 @@
 #   make run    build and run stratad on the embedded default (config/stratad.yaml, store under ./var)
 #   make test   build everything and run the whole test suite
 # Both install missing system packages first (scripts/bootstrap.sh).
+#   make fuzz   run every libFuzzer target for FUZZ_SECONDS (default 30) each (docs/Fuzzing.md)
 
-.PHONY: run test bootstrap bench clean
+.PHONY: run test bootstrap bench fuzz clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -23,5 +24,10 @@ bench: bootstrap
 	swift build -c release --product strata-bench
 	.build/release/strata-bench $(SCENARIO) $(ARGS)
 
+# Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 30
+fuzz: bootstrap
+	scripts/fuzz.sh all $(FUZZ_SECONDS)
+
 clean:
-	rm -rf .build var
+	rm -rf .build .build-fuzz var

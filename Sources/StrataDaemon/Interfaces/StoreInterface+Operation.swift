@@ -11,17 +11,28 @@ extension StoreInterface {
         let id: Int64?
         let values: [String: JSONValue]?
 
+        /// The range of object ids a client may name: saved objects have positive primary keys
+        /// (negative ones are the library's temporary identifiers, never stored).
+        static let objectIDRange: ClosedRange<Int64> = 1...Int64.max
+
         /// - Parameter index: the operation's place in a `Batch` (names the offending
         ///   parameter, `operations[2].values`); nil for Insert, Update and Delete.
         /// - Throws: `InvalidParameter` for a missing id (update, delete), an id on an insert,
-        ///   or values that are missing or not an object (insert, update).
-        init(_ kind: StrataStore.Operation.Kind, entity: String, id: Int64?, values: JSONValue?, index: Int? = nil) throws(VarlinkError) {
+        ///   or values that are missing or not an object (insert, update); `ObjectError`
+        ///   (`invalidObjectID`) for an id no saved object can have.
+        init(_ kind: StrataStore.Operation.Kind, entity: String, id: Int64?, values: JSONValue?, index: Int? = nil) throws {
             func parameter(_ name: String) -> String { index.map { "operations[\($0)].\(name)" } ?? name }
             switch kind {
             case .insert:
                 guard id == nil else { throw VarlinkError.invalidParameter(parameter("id")) }
             case .update, .delete:
-                guard id != nil else { throw VarlinkError.invalidParameter(parameter("id")) }
+                guard let id else { throw VarlinkError.invalidParameter(parameter("id")) }
+                guard Self.objectIDRange.contains(id) else {
+                    throw StrataStore.Failure.objectError(.init(
+                        code: "invalidObjectID", entity: entity, property: nil,
+                        reason: "id \(id) is not an object id: ids of saved objects are 1 to \(Int64.max); use the _pk of a fetched object",
+                        operation: index))
+                }
             }
             var fields: [String: JSONValue]?
             if kind != .delete {
