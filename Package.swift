@@ -130,6 +130,7 @@ let package = Package(
             dependencies: [
                 "StrataDaemon",
                 "StrataVarlink",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 "Strata",
                 "stratad",
                 "stratactl",

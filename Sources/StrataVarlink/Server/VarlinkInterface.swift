@@ -50,10 +50,3 @@ public protocol VarlinkInterface: Sendable {
     ///   `io.strata.Varlink.InternalError`.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue]
 }
-
-extension VarlinkInterface {
-    /// The method names declared in ``definition`` (`method Name(`).
-    public static func methodNames(in definition: String) -> Set<String> {
-        Set(((try? VarlinkIDL(parsing: definition))?.methods.keys).map(Array.init) ?? [])
-    }
-}
