@@ -110,11 +110,21 @@ public final class HostedStore: Sendable {
 
     /// Marks the store closed (new requests are refused), waits for in-flight requests and a
     /// deferred run up to `timeout` (not at all when the task is cancelled: the shutdown
-    /// deadline passed), and closes its connections.
-    func close(timeout: Duration) async {
+    /// deadline passed), and closes its connections. Calls still running then hold SQLite's
+    /// connections (a write waiting for another process's lock, say): closing would wait for
+    /// them, so the store closes on a thread of its own once they end (at the latest when the
+    /// process exits), and this returns false.
+    @discardableResult
+    func close(timeout: Duration) async -> Bool {
         shared.withLock { $0.state = .closed }
         await idle.wait(timeout: timeout) { self.inFlight == 0 && !self.isFinishing }
         executor?.shutDown()
-        try? store?.close()
+        guard let store else { return true }
+        guard inFlight == 0, !isFinishing else {
+            Thread.detachNewThread { try? store.close() }
+            return false
+        }
+        try? store.close()
+        return true
     }
 }

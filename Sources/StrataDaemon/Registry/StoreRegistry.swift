@@ -59,7 +59,10 @@ public actor StoreRegistry {
     /// Closes every store (shutdown).
     public func closeAll(drainTimeout: Duration) async {
         for name in order {
-            await stores[name]?.close(timeout: drainTimeout)
+            guard let hosted = stores[name] else { continue }
+            if await !hosted.close(timeout: drainTimeout) {
+                logger.warning("calls still run on the store: it closes when they end", metadata: ["strata.store": "\(name)", "strata.in_flight": "\(hosted.inFlight)"])
+            }
         }
     }
 
