@@ -17,6 +17,8 @@ public final class HostedStore: Sendable {
     public let modelVersion: String?
     /// Requests and open transactions over a sliding window (a signal of the idle scheduler).
     public let load = StoreLoad()
+    /// Checks the schema again when another process changed it (nil: no check).
+    let schemaWatch: SchemaWatch?
     private let shared: Mutex<Shared>
 
     private struct Shared {
@@ -26,10 +28,11 @@ public final class HostedStore: Sendable {
         var finishing = false
     }
 
-    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State) {
+    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State, schemaWatch: SchemaWatch? = nil) {
         self.configuration = configuration
         self.store = store
         self.modelVersion = modelVersion
+        self.schemaWatch = schemaWatch
         self.shared = Mutex(Shared(state: state))
     }
 
@@ -45,9 +48,11 @@ public final class HostedStore: Sendable {
         return (try? store.pendingDeferredWork()) ?? []
     }
 
-    /// Runs `body` with the open store, counting it as in flight.
+    /// Runs `body` with the open store, counting it as in flight. When another process changed
+    /// the store's schema since the last call, the schema is checked first (``SchemaWatch``);
+    /// if the model no longer matches it, the store turns failed.
     ///
-    /// - Throws: `StoreUnavailable` when the store failed or was closed.
+    /// - Throws: `StoreUnavailable` when the store failed (now or before) or was closed.
     public func use<T>(_ body: (PersistentStore) throws -> T) throws -> T {
         let store = try shared.withLock { shared throws(VarlinkError) -> PersistentStore in
             switch shared.state {
@@ -65,7 +70,24 @@ public final class HostedStore: Sendable {
             load.end()
             shared.withLock { $0.inFlight -= 1 }
         }
+        if let schemaWatch, case .broken(let reason) = schemaWatch.verify(store) {
+            markFailed(reason)
+            throw StoreErrors.unavailable(name, reason)
+        }
         return try body(store)
+    }
+
+    /// Turns a serving store failed: calls are refused with `reason` until a reload reopens it.
+    func markFailed(_ reason: String) {
+        shared.withLock { shared in
+            if case .ready = shared.state { shared.state = .failed(reason) }
+        }
+    }
+
+    /// Whether the store failed (to open, or since).
+    public var isFailed: Bool {
+        if case .failed = state { return true }
+        return false
     }
 
     /// Claims the store for a deferred-work run; false when one already runs.
