@@ -152,7 +152,8 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                 let filled = Int(fraction * Double(width))
                 let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
                 let line = "\(progress["store"]?.stringValue ?? "") task \((progress["taskIndex"]?.intValue ?? 0) + 1)/\(progress["taskCount"]?.intValue ?? 0) [\(bar)] \(Int(fraction * 100))% \(progress["summary"]?.stringValue ?? "")"
-                if interactive { FileHandle.standardOutput.write(Data("\r\(line)".utf8)) } else { print(line) }
+                // On a terminal the bar redraws its line (erasing the rest of a longer previous one).
+                if interactive { FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K".utf8)) } else { print(line) }
             }
             if interactive && wait { print("") }
             if options.json { return printJSON(reply) }

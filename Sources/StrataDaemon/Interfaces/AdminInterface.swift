@@ -120,7 +120,8 @@ public struct AdminInterface: VarlinkInterface {
                 return ["state": "skipped", "reason": .string(permission.reason), "results": []]
             }
         }
-        if stores.count == 1, stores[0].isFinishing {
+        // A scheduler turn gives the store over to the request (DeferredWorkRunner.run).
+        if stores.count == 1, stores[0].isFinishingOnRequest {
             throw VarlinkError("io.strata.Admin.AlreadyRunning", ["store": .string(stores[0].name), "reason": "deferred work already runs on this store"])
         }
         let settings = await scheduler.settings()

@@ -25,7 +25,9 @@ public final class HostedStore: Sendable {
         var state: State
         var inFlight = 0
         var requests = 0
-        var finishing = false
+        var finishing: FinishingClaim?
+        /// An explicit request waits for the scheduler's turn to end at its next batch.
+        var yieldRequested = false
     }
 
     init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State, schemaWatch: SchemaWatch? = nil) {
@@ -90,17 +92,56 @@ public final class HostedStore: Sendable {
         return false
     }
 
+    /// Who runs deferred work on the store.
+    public enum FinishingClaim: Sendable, Hashable {
+        /// The idle scheduler's turn: gives way to an explicit request.
+        case scheduler
+        /// `FinishDeferred` (`stratactl finish-deferred`, the maintenance timer).
+        case request
+    }
+
     /// Claims the store for a deferred-work run; false when one already runs.
-    func beginFinishing() -> Bool {
+    func beginFinishing(_ claim: FinishingClaim = .request) -> Bool {
         shared.withLock { shared in
-            guard !shared.finishing else { return false }
-            shared.finishing = true
+            guard shared.finishing == nil else { return false }
+            shared.finishing = claim
+            shared.yieldRequested = false
             return true
         }
     }
 
-    func endFinishing() { shared.withLock { $0.finishing = false } }
-    public var isFinishing: Bool { shared.withLock { $0.finishing } }
+    /// Claims the store for a run on request. A scheduler turn that holds it is asked to stop
+    /// at its next batch (its progress stays in the ledger) and the request takes over; false
+    /// when another request runs, or the turn did not end within `timeout`.
+    func takeOverFinishing(timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (claimed, schedulerHolds) = shared.withLock { shared -> (Bool, Bool) in
+                switch shared.finishing {
+                case nil:
+                    shared.finishing = .request
+                    shared.yieldRequested = false
+                    return (true, false)
+                case .scheduler?:
+                    shared.yieldRequested = true
+                    return (false, true)
+                case .request?:
+                    return (false, false)
+                }
+            }
+            if claimed { return true }
+            guard schedulerHolds, ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Whether a scheduler turn must end at its next batch (a request takes over).
+    var yieldRequested: Bool { shared.withLock { $0.yieldRequested } }
+
+    func endFinishing() { shared.withLock { $0.finishing = nil; $0.yieldRequested = false } }
+    public var isFinishing: Bool { shared.withLock { $0.finishing != nil } }
+    /// Whether a run on request (not a scheduler turn) holds the store.
+    public var isFinishingOnRequest: Bool { shared.withLock { $0.finishing == .request } }
 
     /// Marks the store closed (new requests are refused), waits for in-flight requests up to
     /// `timeout`, and closes its connections.

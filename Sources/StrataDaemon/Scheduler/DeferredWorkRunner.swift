@@ -40,20 +40,28 @@ public final class DeferredWorkRunner: Sendable {
     ///   - deadline: the end of the store's turn (nil: until done or stopped).
     ///   - clock: the clock of `deadline`.
     ///   - interrupt: checked before every batch; a reason stops the work (see ``BatchPacer``).
+    ///   - claim: a scheduler turn gives way at its next batch when a request (`FinishDeferred`)
+    ///     asks for the store; a request takes the store over from a scheduler turn.
     public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
                     clock: any SchedulerClock = SystemSchedulerClock(), interrupt: (@Sendable () -> Interruption?)? = nil,
+                    claim: HostedStore.FinishingClaim = .request,
                     progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
         let name = hosted.name
         guard let store = hosted.store, hosted.state == .ready else {
             return Result(store: name, report: nil, error: "the store is not open")
         }
-        guard hosted.beginFinishing() else {
+        let claimed = claim == .request ? await hosted.takeOverFinishing() : hosted.beginFinishing(.scheduler)
+        guard claimed else {
+            // A scheduler turn that finds a request's run on the store has nothing to do: not a failure.
+            if claim == .scheduler { return Result(store: name, report: nil, error: nil) }
             return Result(store: name, report: nil, error: "deferred work already runs on this store")
         }
         defer { hosted.endFinishing() }
         let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
                                interrupt: interrupt, now: { clock.now })
-        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue)
+        let yields = claim == .scheduler
+        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero,
+                                    shouldContinue: { !(yields && hosted.yieldRequested) && pacer.shouldContinue() })
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         do {
             let report = try await withTaskExecutorPreference(executor) {
