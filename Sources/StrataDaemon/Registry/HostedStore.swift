@@ -26,7 +26,8 @@ public final class HostedStore: Sendable {
         var inFlight = 0
         var requests = 0
         var finishing: FinishingClaim?
-        /// An explicit request waits for the scheduler's turn to end at its next batch.
+        /// An explicit request waits for the scheduler's turn to end at its next batch; no new
+        /// turn starts until the request has the store.
         var yieldRequested = false
     }
 
@@ -100,12 +101,13 @@ public final class HostedStore: Sendable {
         case request
     }
 
-    /// Claims the store for a deferred-work run; false when one already runs.
+    /// Claims the store for a deferred-work run; false when one already runs (or, for a
+    /// scheduler turn, when a request waits for the store).
     func beginFinishing(_ claim: FinishingClaim = .request) -> Bool {
         shared.withLock { shared in
-            guard shared.finishing == nil else { return false }
+            guard shared.finishing == nil, !(claim == .scheduler && shared.yieldRequested) else { return false }
             shared.finishing = claim
-            shared.yieldRequested = false
+            if claim == .request { shared.yieldRequested = false }
             return true
         }
     }
@@ -130,7 +132,10 @@ public final class HostedStore: Sendable {
                 }
             }
             if claimed { return true }
-            guard schedulerHolds, ContinuousClock.now < deadline else { return false }
+            guard schedulerHolds, ContinuousClock.now < deadline else {
+                if schedulerHolds { shared.withLock { $0.yieldRequested = false } }   // gave up: turns may start again
+                return false
+            }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -138,8 +143,9 @@ public final class HostedStore: Sendable {
     /// Whether a scheduler turn must end at its next batch (a request takes over).
     var yieldRequested: Bool { shared.withLock { $0.yieldRequested } }
 
-    func endFinishing() { shared.withLock { $0.finishing = nil; $0.yieldRequested = false } }
-    public var isFinishing: Bool { shared.withLock { $0.finishing != nil } }
+    func endFinishing() { shared.withLock { $0.finishing = nil } }
+    /// Whether a run holds the store, or a request waits to take it over from a scheduler turn.
+    public var isFinishing: Bool { shared.withLock { $0.finishing != nil || $0.yieldRequested } }
     /// Whether a run on request (not a scheduler turn) holds the store.
     public var isFinishingOnRequest: Bool { shared.withLock { $0.finishing == .request } }
 
