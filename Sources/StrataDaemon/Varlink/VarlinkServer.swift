@@ -110,9 +110,9 @@ public final class VarlinkServer: Sendable {
         let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
         // Already on the channel's event loop: the future is completed synchronously.
-        var result: PeerIdentity?
-        future.whenSuccess { result = PeerIdentity(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
-        return result
+        let result = Mutex<PeerIdentity?>(nil)
+        future.whenSuccess { credentials in result.withLock { $0 = PeerIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid) } }
+        return result.withLock { $0 }
     }
 
     // MARK: - Serving
