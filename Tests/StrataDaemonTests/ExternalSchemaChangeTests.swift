@@ -201,4 +201,19 @@ struct ExternalSchemaChangeTests {
             #expect(!log.contains("changed outside stratad"), "\(log)")
         }
     }
+
+    @Test func deferredWorkOnABrokenSchemaFailsTheStoreInstead() async throws {
+        try await withFixture(version: "Aircraft 2", seedRows: 100) { fixture in
+            try fixture.sqlite3("ALTER TABLE Aircraft DROP COLUMN aircraftType")
+            // No call came in: the cleanup run is the first to look.
+            let reply = try await VarlinkClient.withConnection(to: fixture.sandbox.adminSocket) {
+                try await $0.callMore("io.strata.Admin.FinishDeferred", ["store": "fleet", "wait": true, "now": true]) { _ in }
+            }
+            let error = reply["results"]?.arrayValue?.first?["error"]?.stringValue ?? ""
+            #expect(error.contains("column Aircraft.aircraftType (attribute Aircraft.aircraftType) is missing"), "\(reply)")
+            let stores = try await fixture.stores()
+            #expect(stores.first?["state"]?.stringValue == "failed")
+            #expect(!fixture.daemon.log.contains("no such column"), "\(fixture.daemon.log)")
+        }
+    }
 }

@@ -50,6 +50,12 @@ public final class DeferredWorkRunner: Sendable {
         guard let store = hosted.store, hosted.state == .ready else {
             return Result(store: name, report: nil, error: "the store is not open")
         }
+        // A schema another process broke fails the store here too, rather than the cleanup
+        // failing on SQL errors (``SchemaWatch``).
+        if let watch = hosted.schemaWatch, case .broken(let reason) = watch.verify(store) {
+            hosted.markFailed(reason)
+            return Result(store: name, report: nil, error: reason)
+        }
         let claimed = claim == .request ? await hosted.takeOverFinishing() : hosted.beginFinishing(.scheduler)
         guard claimed else {
             // A scheduler turn that finds a request's run on the store has nothing to do: not a failure.
