@@ -156,17 +156,25 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                 if interactive { FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K".utf8)) } else { print(line) }
             }
             if interactive && wait { print("") }
-            if options.json { return printJSON(reply) }
+            let failed = (reply["results"]?.arrayValue ?? []).contains { $0["error"]?.stringValue != nil }
+            if options.json {
+                printJSON(reply)
+                if failed { throw ExitCode(DaemonExit.failure) }
+                return
+            }
             let state = reply["state"]?.stringValue ?? "?"
             switch state {
             case "skipped": print("skipped: \(reply["reason"]?.stringValue ?? "the scheduler does not allow work now")")
             case "started": print("started deferred work in the daemon; follow it with `stratactl pending`")
             default:
                 for result in reply["results"]?.arrayValue ?? [] {
-                    if let error = result["error"]?.stringValue { print("\(result["store"]?.stringValue ?? ""): failed: \(error)"); continue }
+                    if let error = result["error"]?.stringValue {
+                        print("\(result["store"]?.stringValue ?? ""): failed: \(error) (\(result["tasksFinished"]?.intValue ?? 0) task(s) finished, \(result["tasksRemaining"]?.intValue ?? 0) task(s) remaining)")
+                        continue
+                    }
                     print("\(result["store"]?.stringValue ?? ""): \(result["tasksFinished"]?.intValue ?? 0) task(s) finished, \(result["tasksRemaining"]?.intValue ?? 0) remaining, \(result["rowsProcessed"]?.intValue ?? 0) rows in \(String(format: "%.2f", result["seconds"]?.doubleValue ?? 0))s\(result["stoppedEarly"]?.boolValue == true ? " (stopped early)" : "")")
                 }
-                if (reply["results"]?.arrayValue ?? []).contains(where: { $0["error"]?.stringValue != nil }) { throw ExitCode(DaemonExit.failure) }
+                if failed { throw ExitCode(DaemonExit.failure) }
             }
         }
     }

@@ -13,7 +13,9 @@ final class BadInputTests {
 
     init() async throws {
         sandbox = try DaemonSandbox()
-        try sandbox.writeConfig(limits: "limits:\n  max_message_size: 2KiB\n  idle_timeout: 1s\n", dataAnyPeer: false)
+        // idle_timeout: short for stalledClientIsDisconnected, long enough that a test process
+        // slowed by a busy machine does not lose its connection between connect and send.
+        try sandbox.writeConfig(limits: "limits:\n  max_message_size: 2KiB\n  idle_timeout: 3s\n", dataAnyPeer: false)
         daemon = try DaemonProcess(config: sandbox.configPath)
         try await waitForSocket(sandbox.adminSocket)
     }
@@ -82,7 +84,13 @@ final class BadInputTests {
         }
         #expect(closed)
         #expect(ContinuousClock.now - started < .seconds(10))
-        #expect(daemon.log.contains("idle client disconnected"))
+        // The log line is written before the close, but reaches us through a pipe: wait for it.
+        var logged = false
+        for _ in 0..<100 where !logged {
+            logged = daemon.log.contains("idle client disconnected")
+            if !logged { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(logged, "\(daemon.log)")
         try await stillServing()
     }
 

@@ -6,7 +6,7 @@ import Testing
 /// watchdog restart, socket activation. Exit 77 from with-systemd is SKIPPED, printed as such.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct SystemdTests {
-    @Test func unitsUnderRealSystemd() throws {
+    @Test func unitsUnderRealSystemd() async throws {
         let tool = Paths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/tools/with-systemd").path
         guard FileManager.default.isExecutableFile(atPath: tool) else {
             print("SKIPPED unitsUnderRealSystemd: \(tool) not found")
@@ -18,7 +18,7 @@ struct SystemdTests {
         var binaries = Paths.binaries
         var staging: URL?
         if ["/tmp/", "/var/tmp/"].contains(where: { root.path.hasPrefix($0) || binaries.path.hasPrefix($0) }) {
-            let stage = URL(fileURLWithPath: "/var/lib/strata-systemd-test-\(UUID().uuidString.prefix(8))")
+            let stage = URL(fileURLWithPath: "/var/cache/strata-systemd-test-\(UUID().uuidString.prefix(8))")
             let fm = FileManager.default
             try fm.createDirectory(at: stage.appendingPathComponent("bin"), withIntermediateDirectories: true)
             try fm.createDirectory(at: stage.appendingPathComponent("Tests/EndToEndTests"), withIntermediateDirectories: true)
@@ -32,7 +32,8 @@ struct SystemdTests {
         }
         defer { if let staging { try? FileManager.default.removeItem(at: staging) } }
         let script = root.appendingPathComponent("Tests/EndToEndTests/systemd/daemon-under-systemd.sh").path
-        let result = try runCommand(tool, ["--", script, root.path, binaries.path])
+        // Off the cooperative pool: the private systemd runs for a while.
+        let result = try await runCommandOffThread(tool, ["--", script, root.path, binaries.path])
         if result.status == 77 {
             print("SKIPPED unitsUnderRealSystemd: with-systemd cannot boot a private systemd here:\n\(result.output)")
             withKnownIssue("no private systemd on this machine") { Issue.record("SKIPPED") }

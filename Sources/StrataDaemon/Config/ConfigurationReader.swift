@@ -109,7 +109,8 @@ struct ConfigurationReader {
     }
 
     private func limits(_ node: Node) throws(ConfigurationError) -> Limits {
-        let map = try mapping(node, key: "limits", allowed: ["max_message_size", "idle_timeout", "shutdown_timeout", "max_connections"])
+        let map = try mapping(node, key: "limits", allowed: ["max_message_size", "idle_timeout", "message_timeout", "shutdown_timeout", "max_connections",
+                                                             "max_fetch_objects", "max_batch_operations"])
         var limits = Limits()
         if let size = map["max_message_size"] {
             let text = try scalar(size, key: "limits.max_message_size")
@@ -120,14 +121,24 @@ struct ConfigurationReader {
         }
         if let value = map["idle_timeout"] { limits.idleTimeout = try duration(value, key: "limits.idle_timeout") }
         if let value = map["shutdown_timeout"] { limits.shutdownTimeout = try duration(value, key: "limits.shutdown_timeout") }
-        if let value = map["max_connections"] {
-            let text = try scalar(value, key: "limits.max_connections")
-            guard let count = Int(text), count > 0 else {
-                throw ConfigurationError(.invalidValue, file: file, key: "limits.max_connections", "'\(text)' is not a positive integer", line: line(value))
+        if let value = map["message_timeout"] {
+            limits.messageTimeout = try duration(value, key: "limits.message_timeout")
+            guard limits.messageTimeout > .zero else {
+                throw ConfigurationError(.invalidValue, file: file, key: "limits.message_timeout", "must be longer than 0s (e.g. 10s)", line: line(value))
             }
-            limits.maxConnections = count
         }
+        if let value = map["max_connections"] { limits.maxConnections = try count(value, key: "limits.max_connections", range: 1...65_536) }
+        if let value = map["max_fetch_objects"] { limits.maxFetchObjects = try count(value, key: "limits.max_fetch_objects", range: 1...10_000_000) }
+        if let value = map["max_batch_operations"] { limits.maxBatchOperations = try count(value, key: "limits.max_batch_operations", range: 1...1_000_000) }
         return limits
+    }
+
+    private func count(_ node: Node, key: String, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        let text = try scalar(node, key: key)
+        guard let count = Int(text), range.contains(count) else {
+            throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not an integer between \(range.lowerBound) and \(range.upperBound)", line: line(node))
+        }
+        return count
     }
 
     // MARK: - Typed values

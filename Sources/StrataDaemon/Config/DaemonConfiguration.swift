@@ -87,22 +87,42 @@ public struct SocketConfiguration: Sendable, Hashable {
     public static let defaultData = SocketConfiguration(path: "/run/strata/data.sock", mode: 0o660, users: [0])
 }
 
-/// Protocol limits that protect the daemon from misbehaving clients.
+/// Protocol limits that protect the daemon from misbehaving clients (see docs/Security.md).
 public struct Limits: Sendable, Hashable {
     /// Largest accepted Varlink message in bytes; a larger one gets an error and a disconnect.
     public var maxMessageSize: Int
     /// A client that sends nothing for this long (while no call of its own runs) is disconnected.
     public var idleTimeout: Duration
+    /// A message must be complete within this long of its first byte; a client that trickles
+    /// bytes is disconnected (`MessageTimeout`).
+    public var messageTimeout: Duration
     /// Longest wait for in-flight calls on shutdown.
     public var shutdownTimeout: Duration
-    /// Most concurrent client connections per socket.
+    /// Most concurrent client connections per socket (authorized peers only: refused peers
+    /// never hold a slot).
     public var maxConnections: Int
+    /// Most objects one `Fetch` returns (`limit` above it, or more matches without a
+    /// `limit`, get `LimitExceeded`).
+    public var maxFetchObjects: Int
+    /// Most operations in one `Batch`.
+    public var maxBatchOperations: Int
 
-    public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), shutdownTimeout: Duration = .seconds(10),
-                maxConnections: Int = 256) {
+    /// Deepest nesting of arrays and objects in a message (Foundation refuses past 512 with
+    /// a generic error; this bound names itself).
+    public static let maxJSONDepth = 64
+    /// Blocking calls that run at once on one store (its own threads: a slow call on one
+    /// store never delays another store, the event loops or the watchdog).
+    public static let storeThreads = 2
+
+    public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
+                shutdownTimeout: Duration = .seconds(10), maxConnections: Int = 256, maxFetchObjects: Int = 10_000,
+                maxBatchOperations: Int = 10_000) {
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout
+        self.messageTimeout = messageTimeout
         self.shutdownTimeout = shutdownTimeout
         self.maxConnections = maxConnections
+        self.maxFetchObjects = maxFetchObjects
+        self.maxBatchOperations = maxBatchOperations
     }
 }

@@ -62,7 +62,7 @@ public final class StrataDaemon: Service, Sendable {
         let activation = SocketActivation.fromEnvironment()
         let control = AdminInterface.Control(startedAt: startedAt, reload: { [self] in try await self.reload() })
         let admin = AdminInterface(registry: registry, scheduler: scheduler, runner: runner, control: control)
-        let store = StoreInterface(registry: registry)
+        let store = StoreInterface(registry: registry, limits: configuration.limits)
         let servers = [
             VarlinkServer(configuration: .init(
                 name: "admin", source: activation.descriptors["admin"].map { .descriptor($0) } ?? .path(configuration.adminSocket.path, mode: configuration.adminSocket.mode),
@@ -80,6 +80,11 @@ public final class StrataDaemon: Service, Sendable {
             } catch {
                 logger.critical("cannot listen", metadata: ["strata.socket": "\(server.configuration.name)", "strata.error": "\(error)"])
                 notifier.status("failed: cannot listen on the \(server.configuration.name) socket: \(error)")
+                // Sockets already bound: refuse and close what they accepted meanwhile.
+                for (bound, listener) in zip(servers, listeners) {
+                    bound.beginDrain()
+                    await bound.serve(listener)
+                }
                 await registry.closeAll(drainTimeout: .seconds(1))
                 throw DaemonError.cannotListen(socket: server.configuration.name, reason: "\(error)")
             }
@@ -172,9 +177,11 @@ public final class StrataDaemon: Service, Sendable {
 
     // MARK: - Watchdog and status
 
-    /// Pings the watchdog only after the parts that do the work answered: the registry and
-    /// scheduler actors, an event loop, and the blocking thread pool. A frozen daemon stops
-    /// pinging and systemd restarts it. Also refreshes `STATUS=`.
+    /// Pings the watchdog only after the parts that serve answered: the registry and
+    /// scheduler actors, every event loop, and Swift's cooperative pool (this loop runs on
+    /// it). A frozen daemon stops pinging and systemd restarts it. Blocking work runs on each
+    /// store's own threads (``StoreExecutor``), which the loop deliberately does not wait
+    /// for: a slow call on one store is not a frozen daemon. Also refreshes `STATUS=`.
     func watchdogLoop() async {
         let interval = notifier.watchdogInterval
         let tick: Duration = interval.map { min($0 / 3, .seconds(10)) } ?? .seconds(10)
@@ -184,8 +191,9 @@ public final class StrataDaemon: Service, Sendable {
             do {
                 await registry.heartbeat()
                 await scheduler.heartbeat()
-                try await MultiThreadedEventLoopGroup.singleton.any().submit {}.get()
-                try await NIOThreadPool.singleton.runIfActive {}
+                for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() {
+                    try await loop.submit {}.get()
+                }
                 if interval != nil { notifier.watchdogPing() }
                 let status = await registry.summary()
                 if status != lastStatus {

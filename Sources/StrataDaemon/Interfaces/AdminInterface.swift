@@ -138,8 +138,10 @@ public struct AdminInterface: VarlinkInterface {
         }
         stream.continuation.finish()
         await forward.value
+        let failed = results.contains { $0.error != nil }
         let stoppedEarly = results.contains { $0.report?.stoppedEarly ?? false }
-        return ["state": .string(stoppedEarly ? "stopped" : "finished"), "results": .array(results.map(Self.info))]
+        let state = failed ? "failed" : stoppedEarly ? "stopped" : "finished"
+        return ["state": .string(state), "results": .array(results.map(Self.info))]
     }
 
     // MARK: - Helpers
@@ -157,9 +159,10 @@ public struct AdminInterface: VarlinkInterface {
         }
     }
 
+    /// Runs blocking work on the store's own threads (``HostedStore/perform(_:)``).
     private func blocking(_ hosted: HostedStore, _ body: @escaping @Sendable (PersistentStore) throws -> Void) async throws {
         do {
-            try await StoreInterface.offload { try hosted.use(body) }
+            try await hosted.perform(body)
         } catch let error as StoreError {
             throw StoreErrors.failure(hosted.name, error, interface: "io.strata.Admin")
         } catch let error as VarlinkError {
@@ -246,13 +249,17 @@ public struct AdminInterface: VarlinkInterface {
         ])
     }
 
+    /// A store's result; a failed run reports what it finished and what the ledger still holds.
     static func info(_ result: DeferredWorkRunner.Result) -> JSONValue {
         let report = result.report
+        let failure = result.failure
+        let tasksFinished = report?.tasksFinished ?? failure?.tasksFinished ?? 0
+        let tasksRemaining = report?.tasksRemaining ?? failure?.tasksRemaining ?? result.pendingTasks
         return .object([
-            "store": .string(result.store), "tasksFinished": .int(Int64(report?.tasksFinished ?? 0)),
-            "tasksRemaining": .int(Int64(report?.tasksRemaining ?? 0)), "rowsProcessed": .int(report?.rowsProcessed ?? 0),
-            "batches": .int(Int64(report?.batches ?? 0)), "seconds": .double(report?.seconds ?? 0),
-            "stoppedEarly": .bool(report?.stoppedEarly ?? false), "error": result.error.map(JSONValue.string) ?? .null,
+            "store": .string(result.store), "tasksFinished": .int(Int64(tasksFinished)),
+            "tasksRemaining": .int(Int64(tasksRemaining)), "rowsProcessed": .int(report?.rowsProcessed ?? failure?.rowsProcessed ?? 0),
+            "batches": .int(Int64(report?.batches ?? failure?.batches ?? 0)), "seconds": .double(report?.seconds ?? failure?.seconds ?? 0),
+            "stoppedEarly": .bool(report?.stoppedEarly ?? (result.error != nil)), "error": result.error.map(JSONValue.string) ?? .null,
         ])
     }
 }

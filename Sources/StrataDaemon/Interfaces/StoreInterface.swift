@@ -1,21 +1,24 @@
 import Foundation
-import NIOPosix
 import Strata
 
 /// `io.strata.Store` (see `varlink/io.strata.Store.varlink`): fetch, count, insert, update,
 /// delete and transactional batches on hosted stores, objects as JSON.
 ///
-/// SQLite work is synchronous: every call runs on NIO's blocking thread pool with its own
-/// `ObjectContext`.
+/// Everything that can take long — predicate parsing and compilation, SQLite, turning objects
+/// into JSON — runs on the store's own threads (``HostedStore/perform(_:)``) with its own
+/// `ObjectContext`; only parameter checks run on the caller's task. Fetches and batches are
+/// bounded by `limits.max_fetch_objects` and `limits.max_batch_operations`.
 public struct StoreInterface: VarlinkInterface {
     public let name = "io.strata.Store"
     public var definition: String { InterfaceDefinitions.store }
     public let methods = Self.methodNames(in: InterfaceDefinitions.store)
 
     let registry: StoreRegistry
+    let limits: Limits
 
-    public init(registry: StoreRegistry) {
+    public init(registry: StoreRegistry, limits: Limits = Limits()) {
         self.registry = registry
+        self.limits = limits
     }
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue] {
@@ -31,10 +34,20 @@ public struct StoreInterface: VarlinkInterface {
         let hosted = try await registry.store(named: try parameters.requiredString("store"))
         switch call.member {
         case "Fetch", "Count":
-            let request = try Self.fetchRequest(parameters, counting: call.member == "Count")
+            let counting = call.member == "Count"
+            let maxObjects = limits.maxFetchObjects
             return try await run(hosted) { context in
-                if call.member == "Count" { return ["count": .int(Int64(try context.count(request)))] }
-                return ["objects": .array(try context.fetch(request).map { JSONValue(foundation: $0.jsonObject(style: .display)) })]
+                // Parsed here, on the store's threads: a predicate can take long to compile.
+                var request = try Self.fetchRequest(parameters, counting: counting, maxObjects: maxObjects)
+                if counting { return ["count": .int(Int64(try context.count(request)))] }
+                let unbounded = request.fetchLimit == nil
+                if unbounded { request.fetchLimit = maxObjects + 1 }
+                let objects = try context.fetch(request)
+                if unbounded, objects.count > maxObjects {
+                    throw VarlinkError.limitExceeded("max_fetch_objects", maximum: maxObjects, parameter: "limit", reason:
+                        "more than \(maxObjects) objects match and no limit was given (limits.max_fetch_objects); page with limit and offset")
+                }
+                return ["objects": .array(objects.map { JSONValue(foundation: $0.jsonObject(style: .display)) })]
             }
         case "Insert", "Update", "Delete":
             let operation = try Self.operation(call.member.lowercased(), parameters)
@@ -46,6 +59,10 @@ public struct StoreInterface: VarlinkInterface {
             }
         default:
             guard let list = try parameters.array("operations") else { throw VarlinkError.invalidParameter("operations") }
+            guard list.count <= limits.maxBatchOperations else {
+                throw VarlinkError.limitExceeded("max_batch_operations", maximum: limits.maxBatchOperations, parameter: "operations", reason:
+                    "a batch holds at most \(limits.maxBatchOperations) operations (limits.max_batch_operations), this one \(list.count); split it")
+            }
             let operations = try list.enumerated().map { (index, value) throws(VarlinkError) -> Operation in
                 guard case .object(let object) = value else { throw VarlinkError.invalidParameter("operations[\(index)]") }
                 let op = try VarlinkParameters(object, allowed: ["op", "entity", "id", "values"])
@@ -135,7 +152,7 @@ public struct StoreInterface: VarlinkInterface {
 
     // MARK: - Fetch requests
 
-    static func fetchRequest(_ parameters: VarlinkParameters, counting: Bool) throws(VarlinkError) -> FetchRequest {
+    static func fetchRequest(_ parameters: VarlinkParameters, counting: Bool, maxObjects: Int) throws(VarlinkError) -> FetchRequest {
         var request = FetchRequest(entityName: try parameters.requiredString("entity"))
         let arguments = try (parameters.array("arguments") ?? []).enumerated().map { (index, value) throws(VarlinkError) in
             guard let argument = predicateArgument(value) else { throw VarlinkError.invalidParameter("arguments[\(index)]") }
@@ -161,6 +178,10 @@ public struct StoreInterface: VarlinkInterface {
             }
             if let limit = try parameters.int("limit") {
                 guard limit >= 0 else { throw VarlinkError.invalidParameter("limit") }
+                guard limit <= maxObjects else {
+                    throw VarlinkError.limitExceeded("max_fetch_objects", maximum: maxObjects, parameter: "limit", reason:
+                        "a fetch returns at most \(maxObjects) objects (limits.max_fetch_objects), asked for \(limit); page with limit and offset")
+                }
                 request.fetchLimit = Int(limit)
             }
             if let offset = try parameters.int("offset") {
@@ -197,18 +218,16 @@ public struct StoreInterface: VarlinkInterface {
 
     // MARK: - Running
 
-    /// Runs `body` with a fresh context on the blocking pool, mapping library errors.
+    /// Runs `body` with a fresh context on the store's threads, mapping library errors.
     private func run(_ hosted: HostedStore, _ body: @escaping @Sendable (ObjectContext) throws -> [String: JSONValue]) async throws -> [String: JSONValue] {
         do {
-            return try await Self.offload {
-                try hosted.use { store in
-                    let context = ObjectContext(store: store)
-                    do {
-                        return try body(context)
-                    } catch {
-                        context.rollback()
-                        throw error
-                    }
+            return try await hosted.perform { store in
+                let context = ObjectContext(store: store)
+                do {
+                    return try body(context)
+                } catch {
+                    context.rollback()
+                    throw error
                 }
             }
         } catch let error as VarlinkError {
@@ -221,10 +240,4 @@ public struct StoreInterface: VarlinkInterface {
         } catch let error as StoreError {
             throw StoreErrors.failure(hosted.name, error)
         }
-    }
-
-    /// Runs blocking work on NIO's thread pool.
-    static func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await NIOThreadPool.singleton.runIfActive(body)
-    }
-}
+    }}

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Strata
 import Synchronization
 
@@ -17,6 +18,8 @@ public final class HostedStore: Sendable {
     public let modelVersion: String?
     /// Requests and open transactions over a sliding window (a signal of the idle scheduler).
     public let load = StoreLoad()
+    /// The store's own threads for blocking work (nil when it failed to open).
+    let executor: StoreExecutor?
     /// Checks the schema again when another process changed it (nil: no check).
     let schemaWatch: SchemaWatch?
     private let shared: Mutex<Shared>
@@ -37,6 +40,7 @@ public final class HostedStore: Sendable {
         self.modelVersion = modelVersion
         self.schemaWatch = schemaWatch
         self.shared = Mutex(Shared(state: state))
+        self.executor = store == nil ? nil : StoreExecutor()
     }
 
     public var name: String { configuration.name }
@@ -78,6 +82,19 @@ public final class HostedStore: Sendable {
             throw StoreErrors.unavailable(name, reason)
         }
         return try body(store)
+    }
+
+    /// Runs blocking work with the open store on the store's own threads (``StoreExecutor``),
+    /// counting it as in flight.
+    ///
+    /// - Throws: `StoreUnavailable` when the store failed or was closed, or what `body` throws.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (PersistentStore) throws -> T) async throws -> T {
+        guard let executor else { return try use(body) }
+        do {
+            return try await executor.run { try self.use(body) }
+        } catch is NIOThreadPoolError.ThreadPoolInactive {
+            throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+        }
     }
 
     /// Turns a serving store failed: calls are refused with `reason` until a reload reopens it.
@@ -157,6 +174,7 @@ public final class HostedStore: Sendable {
         while inFlight > 0 || isFinishing, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        executor?.shutDown()
         try? store?.close()
     }
 }

@@ -13,6 +13,10 @@ public final class DeferredWorkRunner: Sendable {
         public var store: String
         public var report: FinishReport?
         public var error: String?
+        /// What a failed run did and left (``report`` is nil then).
+        var failure: FinishTally.Summary?
+        /// Pending tasks when the run could not start (the store was busy finishing).
+        var pendingTasks = 0
         /// The run ended because the gate closed (load returned, pause, shutdown).
         public var stoppedByGate = false
         /// The interrupt check saw load before a batch: its reason and when.
@@ -60,7 +64,9 @@ public final class DeferredWorkRunner: Sendable {
         guard claimed else {
             // A scheduler turn that finds a request's run on the store has nothing to do: not a failure.
             if claim == .scheduler { return Result(store: name, report: nil, error: nil) }
-            return Result(store: name, report: nil, error: "deferred work already runs on this store")
+            var result = Result(store: name, report: nil, error: "deferred work already runs on this store")
+            result.pendingTasks = hosted.pendingTasks().count
+            return result
         }
         defer { hosted.endFinishing() }
         let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
@@ -69,9 +75,15 @@ public final class DeferredWorkRunner: Sendable {
         let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero,
                                     shouldContinue: { !(yields && hosted.yieldRequested) && pacer.shouldContinue() })
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
+        let tally = FinishTally()
+        let started = ContinuousClock.now
         do {
             let report = try await withTaskExecutorPreference(executor) {
-                try await store.finishDeferredMigration(options) { progress(name, $0) }
+                tally.start(with: (try? store.pendingDeferredWork()) ?? [])
+                return try await store.finishDeferredMigration(options) { update in
+                    tally.record(update)
+                    progress(name, update)
+                }
             }
             logger.debug("deferred work turn ended", metadata: [
                 "strata.store": "\(name)", "strata.tasks_finished": "\(report.tasksFinished)",
@@ -80,8 +92,15 @@ public final class DeferredWorkRunner: Sendable {
             ])
             return Self.result(name, report, nil, pacer)
         } catch {
-            logger.error("deferred work failed", metadata: ["strata.store": "\(name)", "strata.error": "\(error)"])
-            return Self.result(name, nil, "\(error)", pacer)
+            // The failed batch rolled back; say what this run did finish and what is left.
+            let remaining = await withTaskExecutorPreference(executor) { (try? store.pendingDeferredWork()) ?? [] }
+            let failure = tally.summary(remaining: remaining, seconds: (ContinuousClock.now - started).seconds)
+            logger.error("deferred work failed", metadata: [
+                "strata.store": "\(name)", "strata.error": "\(error)", "strata.tasks_remaining": "\(failure.tasksRemaining)",
+            ])
+            var result = Self.result(name, nil, "\(error)", pacer)
+            result.failure = failure
+            return result
         }
     }
 

@@ -102,7 +102,8 @@ enum InterfaceDefinitions {
           fraction: float
         )
 
-        # What a FinishDeferred run did on one store.
+        # What a FinishDeferred run did on one store. tasksRemaining is read from the
+        # ledger after the run, also when it failed (error is set).
         type FinishResult (
           store: string,
           tasksFinished: int,
@@ -140,6 +141,8 @@ enum InterfaceDefinitions {
         # FinishProgress replies with `more`; otherwise start it and reply at once.
         # now: run even when the scheduler is paused or the machine is busy; otherwise a
         # busy or paused scheduler makes it reply state "skipped" with the reason.
+        # The final state: "finished", "stopped" (early, work remains) or "failed" (a
+        # store's run failed: its result has the error and the tasks that remain).
         method FinishDeferred(store: ?string, wait: ?bool, now: ?bool) -> (
           state: string,
           reason: ?string,

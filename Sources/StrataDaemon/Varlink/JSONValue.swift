@@ -41,6 +41,33 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         try JSONDecoder().decode(JSONValue.self, from: data)
     }
 
+    /// The byte offset where JSON text first nests arrays and objects deeper than `limit`,
+    /// nil when it never does. A linear scan that needs no valid JSON: run it before a
+    /// recursive decoder sees the text.
+    public static func offsetPastDepth(_ limit: Int, in bytes: Data) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            var depth = 0
+            var inString = false
+            var escaped = false
+            for offset in 0..<raw.count {
+                let byte = raw[offset]
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    depth += 1
+                    if depth > limit { return offset }
+                case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+                default: break
+                }
+            }
+            return nil
+        }
+    }
+
     /// Compact JSON with sorted keys.
     public func encoded() -> Data {
         let encoder = JSONEncoder()

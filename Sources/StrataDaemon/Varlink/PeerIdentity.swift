@@ -3,20 +3,30 @@ import Foundation
 import Glibc
 #endif
 
-/// The credentials of a connected peer (SO_PEERCRED) and the user / group look-ups that
-/// authorization needs.
+/// The credentials of a connected peer as the kernel recorded them when it connected:
+/// process, user and primary group (`SO_PEERCRED`) and supplementary groups
+/// (`SO_PEERGROUPS`). Nothing here comes from the user or group database: a process that
+/// dropped a group does not have it, and one given a group (`setgroups`, `newgrp`,
+/// `SupplementaryGroups=`) has it whatever `/etc/group` says.
 public struct PeerIdentity: Sendable, Hashable, CustomStringConvertible {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
+    /// The peer's supplementary groups; nil when the kernel could not tell (then only the
+    /// primary group counts, and group authorization is refused for the others).
+    public var supplementaryGroups: [UInt32]?
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, supplementaryGroups: [UInt32]? = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.supplementaryGroups = supplementaryGroups
     }
 
     public var description: String { "pid=\(pid) uid=\(uid) gid=\(gid)" }
+
+    /// The peer's primary group and its supplementary groups, as the kernel recorded them.
+    public var groups: Set<UInt32> { Set(supplementaryGroups ?? []).union([gid]) }
 
     /// A user id from a name or a number; nil for an unknown user.
     public static func userID(named name: String) -> UInt32? {
@@ -31,24 +41,10 @@ public struct PeerIdentity: Sendable, Hashable, CustomStringConvertible {
         guard let entry = getgrnam(name) else { return nil }
         return entry.pointee.gr_gid
     }
-
-    /// The peer's primary group and the supplementary groups of its user (from the group
-    /// database; SO_PEERCRED carries only the primary group).
-    public var groups: Set<UInt32> {
-        var result: Set<UInt32> = [gid]
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return result }
-        var count: Int32 = 64
-        var list = [gid_t](repeating: 0, count: Int(count))
-        if getgrouplist(name, gid, &list, &count) < 0 {
-            list = [gid_t](repeating: 0, count: Int(count))
-            _ = getgrouplist(name, gid, &list, &count)
-        }
-        result.formUnion(list.prefix(Int(max(0, count))))
-        return result
-    }
 }
 
-/// Who may use a socket: the daemon's own user always, then the configured users and groups.
+/// Who may use a socket: the daemon's own user always, then the configured users and groups
+/// (matched against the peer's own credentials, see ``PeerIdentity``).
 public struct PeerAuthorization: Sendable, Hashable {
     public var users: Set<UInt32>
     public var groups: Set<UInt32>

@@ -68,8 +68,35 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
         ])
     }
 
+    /// The socket already serves `limits.max_connections` clients; the connection is closed
+    /// after this reply. Retry later, or close idle connections.
+    public static func tooManyConnections(limit: Int, socket: String) -> VarlinkError {
+        VarlinkError("io.strata.Varlink.TooManyConnections", [
+            "limit": .int(Int64(limit)), "socket": .string(socket),
+            "reason": .string("the \(socket) socket already serves \(limit) connections (limits.max_connections); retry later"),
+        ])
+    }
+
+    /// A message was started but not completed within `limits.message_timeout`; the
+    /// connection is closed after this reply.
+    public static func messageTimeout(_ timeout: Duration) -> VarlinkError {
+        VarlinkError("io.strata.Varlink.MessageTimeout", [
+            "seconds": .double(timeout.seconds),
+            "reason": .string("a message must be complete (NUL-terminated) within \(DurationText.format(timeout)) of its first byte (limits.message_timeout)"),
+        ])
+    }
+
+    /// An input bound was exceeded: `limit` names it (the configuration key where there is
+    /// one), `maximum` is the bound, `parameter` the offending call parameter if any.
+    public static func limitExceeded(_ limit: String, maximum: Int, parameter: String? = nil, reason: String) -> VarlinkError {
+        var parameters: [String: JSONValue] = ["limit": .string(limit), "maximum": .int(Int64(maximum)), "reason": .string(reason)]
+        if let parameter { parameters["parameter"] = .string(parameter) }
+        return VarlinkError("io.strata.Varlink.LimitExceeded", parameters)
+    }
+
     /// The daemon is shutting down and takes no new calls.
     public static func shuttingDown() -> VarlinkError {
         VarlinkError("io.strata.Varlink.ShuttingDown", ["reason": .string("stratad is stopping; retry when it is back")])
     }
 }
+

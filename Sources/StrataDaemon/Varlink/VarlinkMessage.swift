@@ -32,8 +32,13 @@ public struct VarlinkCall: Sendable, Hashable {
     /// Parses one message (without its NUL terminator).
     ///
     /// - Throws: ``VarlinkError`` `io.strata.Varlink.MalformedMessage` for anything that is
-    ///   not a JSON object with a string `method`.
-    public static func parse(_ bytes: Data) throws(VarlinkError) -> VarlinkCall {
+    ///   not a JSON object with a string `method`; `io.strata.Varlink.LimitExceeded` for
+    ///   arrays and objects nested deeper than `maxDepth` (checked before decoding).
+    public static func parse(_ bytes: Data, maxDepth: Int = Limits.maxJSONDepth) throws(VarlinkError) -> VarlinkCall {
+        if let offset = JSONValue.offsetPastDepth(maxDepth, in: bytes) {
+            throw VarlinkError.limitExceeded("json_depth", maximum: maxDepth, reason:
+                "the message nests arrays and objects deeper than \(maxDepth) levels (at byte \(offset)); flatten the parameters")
+        }
         let value: JSONValue
         do {
             value = try JSONValue.decode(bytes)

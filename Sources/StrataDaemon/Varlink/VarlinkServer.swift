@@ -5,9 +5,16 @@ import NIOPosix
 import Synchronization
 
 /// Serves Varlink on one listening Unix socket: bound by the daemon (removing a stale socket
-/// file first) or passed by systemd. Each connection is checked against the socket's
-/// ``PeerAuthorization`` (SO_PEERCRED), framed by NUL with a size limit, and disconnected
-/// when it stalls. Calls on one connection run in order; connections run concurrently.
+/// file first) or passed by systemd.
+///
+/// Every connection is admitted or refused the moment it is accepted, on the event loop,
+/// before it holds anything: the peer's kernel credentials (``PeerCredentials``) are checked
+/// against the socket's ``PeerAuthorization``, then a connection slot is taken (at most
+/// `limits.max_connections`). A refused peer gets `NotAuthorized`, `TooManyConnections` or
+/// `ShuttingDown` from a ``RefusedConnectionHandler`` and is closed. An admitted connection
+/// is framed by NUL with a size limit, must complete each message within
+/// `limits.message_timeout` (``MessageDeadlineHandler``), is disconnected when silent for
+/// `limits.idle_timeout`, and has its calls run in order, one at a time.
 public final class VarlinkServer: Sendable {
     /// Where the listening socket comes from.
     public enum Source: Sendable, Hashable {
@@ -34,7 +41,21 @@ public final class VarlinkServer: Sendable {
         }
     }
 
-    typealias Listener = NIOAsyncChannel<AcceptedConnection, Never>
+    /// What the child-channel initializer hands over: an admitted connection, or one that a
+    /// ``RefusedConnectionHandler`` is turning away.
+    enum Incoming: Sendable {
+        case admitted(AcceptedConnection)
+        case refused
+    }
+
+    typealias Listener = NIOAsyncChannel<Incoming, Never>
+
+    /// How long a refused peer may take to send its first message before it is told anyway.
+    static let refusalGrace: Duration = .seconds(1)
+
+    /// Refused connections being told why at once; past that, refused connections are
+    /// closed without a reply.
+    static func maxRefusing(_ limits: Limits) -> Int { max(64, limits.maxConnections) }
 
     private enum State {
         case idle
@@ -44,7 +65,18 @@ public final class VarlinkServer: Sendable {
 
     private struct Shared {
         var state = State.idle
+        /// Admitted connections not yet ended (slots in use).
+        var slots = 0
         var connections: [ObjectIdentifier: AcceptedConnection] = [:]
+        /// Refused connections still being told why.
+        var refusing = 0
+    }
+
+    private enum Admission {
+        case admit
+        case refuse(VarlinkError, reason: String)
+        /// Too many refusals in progress: close without a word.
+        case drop
     }
 
     public let configuration: Configuration
@@ -66,22 +98,8 @@ public final class VarlinkServer: Sendable {
     func bind() async throws -> Listener {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
-        let limits = configuration.limits
-        let name = configuration.name
-        let logger = self.logger
-        let initializer: @Sendable (Channel) -> EventLoopFuture<AcceptedConnection> = { channel in
-            channel.eventLoop.makeCompletedFuture {
-                let activity = ConnectionActivity()
-                let peer = Self.peerIdentity(of: channel)
-                try channel.pipeline.syncOperations.addHandlers([
-                    IdleStateHandler(readTimeout: TimeAmount.nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))),
-                    StallTimeoutHandler(activity: activity, logger: logger, peer: peer),
-                    ByteToMessageHandler(NULFrameDecoder(maxSize: limits.maxMessageSize)),
-                    MessageToByteHandler(NULFrameEncoder()),
-                ])
-                let async = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                return AcceptedConnection(channel: async, peer: peer, activity: activity, socket: name)
-            }
+        let initializer: @Sendable (Channel) -> EventLoopFuture<Incoming> = { [self] channel in
+            channel.eventLoop.makeCompletedFuture { try self.initialize(channel) }
         }
         let listener: Listener
         switch configuration.source {
@@ -105,37 +123,100 @@ public final class VarlinkServer: Sendable {
         return listener
     }
 
-    private static func peerIdentity(of channel: Channel) -> PeerIdentity? {
-        guard let provider = channel as? SocketOptionProvider else { return nil }
-        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
-            level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
-        // Already on the channel's event loop: the future is completed synchronously.
-        let result = Mutex<PeerIdentity?>(nil)
-        future.whenSuccess { credentials in result.withLock { $0 = PeerIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid) } }
-        return result.withLock { $0 }
+    /// Admits or refuses a freshly accepted connection (on its event loop) and builds its
+    /// pipeline accordingly.
+    private func initialize(_ channel: Channel) throws -> Incoming {
+        let peer = PeerCredentials.identity(of: channel)
+        switch admit(peer) {
+        case .admit:
+            do {
+                return .admitted(try admittedPipeline(channel, peer: peer))
+            } catch {
+                shared.withLock { $0.slots -= 1 }
+                throw error
+            }
+        case .refuse(let error, let reason):
+            logger.notice("\(reason)", metadata: ["strata.peer": "\(peer.map(\.description) ?? "unknown")", "strata.error": "\(error.name)"])
+            let grace = min(Self.refusalGrace, configuration.limits.idleTimeout)
+            do {
+                try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(error: error, grace: grace) { [self] in
+                    shared.withLock { $0.refusing -= 1 }
+                })
+            } catch {
+                shared.withLock { $0.refusing -= 1 }
+                throw error
+            }
+            return .refused
+        case .drop:
+            channel.close(promise: nil)
+            return .refused
+        }
+    }
+
+    /// The pipeline of an admitted connection, wrapped for its task.
+    private func admittedPipeline(_ channel: Channel, peer: PeerIdentity?) throws -> AcceptedConnection {
+        let limits = configuration.limits
+        let activity = ConnectionActivity()
+        try channel.pipeline.syncOperations.addHandlers([
+            IdleStateHandler(readTimeout: TimeAmount(clamping: limits.idleTimeout)),
+            StallTimeoutHandler(activity: activity, logger: logger, peer: peer),
+            MessageDeadlineHandler(timeout: limits.messageTimeout, logger: logger, peer: peer),
+            ByteToMessageHandler(NULFrameDecoder(maxSize: limits.maxMessageSize)),
+            MessageToByteHandler(NULFrameEncoder()),
+        ])
+        // At most two decoded messages wait for the connection's task (calls run one at a
+        // time); past that NIO stops reading and the kernel's buffer pushes back.
+        let async = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
+        return AcceptedConnection(channel: async, peer: peer, activity: activity, socket: configuration.name)
+    }
+
+    private func admit(_ peer: PeerIdentity?) -> Admission {
+        let limits = configuration.limits
+        let authorized = configuration.authorization.permits(peer)
+        return shared.withLock { shared -> Admission in
+            let verdict: Admission
+            if case .draining = shared.state {
+                verdict = .refuse(.shuttingDown(), reason: "connection refused: stopping")
+            } else if !authorized {
+                verdict = .refuse(.notAuthorized(uid: peer?.uid ?? UInt32.max, socket: configuration.name), reason: "refused peer")
+            } else if shared.slots >= limits.maxConnections {
+                verdict = .refuse(.tooManyConnections(limit: limits.maxConnections, socket: configuration.name),
+                                  reason: "connection refused: too many connections")
+            } else {
+                shared.slots += 1
+                return .admit
+            }
+            // Refusals being told are bounded too: past the limit, close without a reply.
+            guard shared.refusing < Self.maxRefusing(limits) else { return .drop }
+            shared.refusing += 1
+            return verdict
+        }
     }
 
     // MARK: - Serving
 
     /// Accepts connections until ``beginDrain()``; returns when every connection has ended.
+    /// Every admitted connection is run (and so closed) here, even while draining.
     func serve(_ listener: Listener) async {
         do {
             try await listener.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        let accepted = shared.withLock { shared -> Bool in
-                            guard case .listening = shared.state, shared.connections.count < configuration.limits.maxConnections else { return false }
+                    for try await incoming in inbound {
+                        guard case .admitted(let connection) = incoming else { continue }
+                        let draining = shared.withLock { shared -> Bool in
                             shared.connections[ObjectIdentifier(connection.activity)] = connection
-                            return true
+                            if case .draining = shared.state { return true }
+                            return false
                         }
-                        guard accepted else {
-                            logger.warning("connection refused: draining or too many connections", metadata: ["strata.peer": "\(connection.peer.map(\.description) ?? "?")"])
-                            connection.channel.channel.close(promise: nil)
-                            continue
-                        }
+                        if draining, connection.activity.drainIfIdle() { connection.channel.channel.close(promise: nil) }
                         group.addTask {
                             await self.handle(connection)
-                            _ = self.shared.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection.activity)) }
+                            self.shared.withLock { shared in
+                                shared.connections.removeValue(forKey: ObjectIdentifier(connection.activity))
+                                shared.slots -= 1
+                            }
                         }
                     }
                 }
@@ -166,12 +247,12 @@ public final class VarlinkServer: Sendable {
         for connection in connections { connection.channel.channel.close(promise: nil) }
     }
 
-    /// The number of open client connections.
-    public var connectionCount: Int { shared.withLock { $0.connections.count } }
+    /// The number of open client connections (admitted ones: the slots in use).
+    public var connectionCount: Int { shared.withLock { $0.slots } }
 
     private func handle(_ connection: AcceptedConnection) async {
         let context = VarlinkCallContext(socket: configuration.name, peer: connection.peer, logger: logger)
-        let authorized = configuration.authorization.permits(connection.peer)
+        let peer = connection.peer.map(\.description) ?? "?"
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
                 let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
@@ -179,11 +260,6 @@ public final class VarlinkServer: Sendable {
                 }
                 do {
                     for try await frame in inbound {
-                        guard authorized else {
-                            logger.warning("refused peer", metadata: ["strata.peer": "\(connection.peer.map(\.description) ?? "unknown")"])
-                            try await send(VarlinkReply(.notAuthorized(uid: connection.peer?.uid ?? UInt32.max, socket: configuration.name)))
-                            return
-                        }
                         guard connection.activity.begin() else {
                             try await send(VarlinkReply(.shuttingDown()))
                             return
@@ -193,7 +269,7 @@ public final class VarlinkServer: Sendable {
                             let call = try VarlinkCall.parse(Data(frame.readableBytesView))
                             reply = await configuration.dispatcher.dispatch(call, context: context, send: send)
                         } catch let error as VarlinkError {
-                            logger.notice("malformed message", metadata: ["strata.peer": "\(connection.peer.map(\.description) ?? "?")", "strata.reason": "\(error.reason)"])
+                            logger.notice("malformed message", metadata: ["strata.peer": "\(peer)", "strata.reason": "\(error.reason)"])
                             reply = VarlinkReply(error)
                         }
                         if let reply { try await send(reply) }
@@ -201,7 +277,7 @@ public final class VarlinkServer: Sendable {
                     }
                 } catch let error as VarlinkFrameError {
                     guard case .tooLarge(let limit) = error else { return }
-                    logger.notice("message too large, disconnecting", metadata: ["strata.peer": "\(connection.peer.map(\.description) ?? "?")", "strata.limit": "\(limit)"])
+                    logger.notice("message too large, disconnecting", metadata: ["strata.peer": "\(peer)", "strata.limit": "\(limit)"])
                     try? await send(VarlinkReply(.messageTooLarge(limit: limit)))
                 }
             }
@@ -211,17 +287,10 @@ public final class VarlinkServer: Sendable {
     }
 }
 
-/// The accepted connection as the child-channel initializer hands it over.
+/// An admitted connection as the child-channel initializer hands it over.
 struct AcceptedConnection: Sendable {
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     let peer: PeerIdentity?
     let activity: ConnectionActivity
     let socket: String
-}
-
-/// Layout-compatible with `struct ucred` (pid_t, uid_t, gid_t) for SO_PEERCRED.
-struct PeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
 }

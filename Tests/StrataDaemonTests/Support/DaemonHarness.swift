@@ -42,7 +42,8 @@ struct DaemonSandbox {
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Writes a configuration hosting `stores` (name → file) on the Aircraft model.
-    func writeConfig(stores: [String] = ["aircraft"], extraStores: String = "", limits: String = "", dataAnyPeer: Bool = false) throws {
+    func writeConfig(stores: [String] = ["aircraft"], extraStores: String = "", limits: String = "", dataAnyPeer: Bool = false,
+                     dataGroups: [String] = []) throws {
         var text = "stores:\n"
         for name in stores {
             text += "  - name: \(name)\n    path: \(path("\(name).sqlite"))\n    model: \(Paths.aircraftModel)\n    busy_timeout: 1s\n"
@@ -58,6 +59,7 @@ struct DaemonSandbox {
                 path: \(dataSocket)
                 mode: "0666"
                 allow_any_peer: \(dataAnyPeer)
+                groups: [\(dataGroups.joined(separator: ", "))]
             scheduler:
               idle_after: 1s
             \(limits)
@@ -77,6 +79,7 @@ final class NotifyListener: @unchecked Sendable {
     private let fd: Int32
     private let lock = NSLock()
     private var messages: [String] = []
+    private var arrivals: [ContinuousClock.Instant] = []
 
     init(path: String) {
         self.path = path
@@ -97,7 +100,7 @@ final class NotifyListener: @unchecked Sendable {
                 let n = recv(fd, &buffer, buffer.count, 0)
                 if n > 0 {
                     let text = String(decoding: buffer[0..<n], as: UTF8.self)
-                    lock.lock(); messages.append(text); lock.unlock()
+                    lock.lock(); messages.append(text); arrivals.append(.now); lock.unlock()
                 } else if n < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
                     break
                 }
@@ -107,6 +110,12 @@ final class NotifyListener: @unchecked Sendable {
     }
 
     var all: [String] { lock.lock(); defer { lock.unlock() }; return messages }
+
+    /// When each message equal to `text` arrived.
+    func arrivals(of text: String) -> [ContinuousClock.Instant] {
+        lock.lock(); defer { lock.unlock() }
+        return zip(messages, arrivals).filter { $0.0 == text }.map(\.1)
+    }
 
     /// Waits until a message satisfies `predicate`; returns it.
     func wait(timeout: Duration = .seconds(20), _ predicate: (String) -> Bool) async -> String? {
@@ -134,9 +143,10 @@ final class DaemonProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var captured = Data()
 
-    init(config: String, environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: Paths.stratad)
-        process.arguments = ["--config", config]
+    /// - Parameter wrapper: a command that runs stratad (its path and arguments are appended).
+    init(config: String, environment: [String: String] = [:], wrapper: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? Paths.stratad)
+        process.arguments = wrapper.dropFirst() + (wrapper.isEmpty ? [] : [Paths.stratad]) + ["--config", config]
         var env = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM"] { env[key] = nil }
         env.merge(environment) { $1 }

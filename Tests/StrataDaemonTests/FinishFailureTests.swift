@@ -1,0 +1,81 @@
+import Foundation
+import Strata
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import StrataDaemon
+
+/// A deferred-work run that fails part-way (the disk fills up and the batch rolls back) is
+/// reported as failed, with the error and the tasks the ledger still holds — through the
+/// daemon's admin reply and `stratactl finish-deferred`.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct FinishFailureTests {
+    /// Mounts a tmpfs of `size` at `path`; false when that is not possible here.
+    private static func mount(_ path: String, size: String) -> Bool {
+        (try? runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]).status) == 0
+    }
+
+    @Test func diskFullMidFinishIsReportedWithTheWorkThatRemains() async throws {
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        let disk = sandbox.path("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        guard getuid() == 0, Self.mount(disk, size: "32m") else {
+            print("SKIPPED diskFullMidFinishIsReportedWithTheWorkThatRemains: needs root to mount a small tmpfs")
+            return
+        }
+        defer { _ = try? runCommand("/bin/umount", ["-l", disk]) }
+
+        // A Post 3 store of ~2.4 MB: opened at Post 4, its deferred rewrite copies every row,
+        // which will not fit once the disk is shrunk to what is in use plus a little.
+        let models = Paths.packageRoot.appendingPathComponent("config/models/Post")
+        let directory = try ModelDirectory(url: models)
+        let storePath = disk + "/posts.sqlite"
+        let post3 = try #require(directory.version(named: "Post 3"))
+        try await offThread {
+            let store = try PersistentStore.open(at: URL(fileURLWithPath: storePath), model: post3)
+            let context = ObjectContext(store: store)
+            let filler = String(repeating: "0123456789abcdef", count: 60)
+            for index in 0..<2400 {
+                _ = try context.insert("Post", values: ["postID": UUID(), "hexColor": "\(index)-\(filler)"])
+            }
+            try context.save()
+            try store.close()
+        }
+
+        try sandbox.writeConfig(stores: [], extraStores: """
+              - name: posts
+                path: \(storePath)
+                model: \(models.path)
+                backup: false
+
+            """)
+        let daemon = try DaemonProcess(config: sandbox.configPath)
+        defer { daemon.signal(SIGTERM) }
+        try await waitForSocket(sandbox.adminSocket)
+        let pending = try await VarlinkClient.withConnection(to: sandbox.adminSocket) { try await $0.call("io.strata.Admin.Pending") }
+        let tasks = pending["stores"]?.arrayValue?.first?["tasks"]?.arrayValue ?? []
+        try #require(tasks.count == 2, "deferred tasks at Post 4: \(tasks)\n\(daemon.log)")
+        let space = try FileManager.default.attributesOfFileSystem(forPath: disk)
+        let used = (space[.systemSize] as? Int ?? 0) - (space[.systemFreeSize] as? Int ?? 0)
+        let shrunk = try await runCommandOffThread("/bin/mount", ["-o", "remount,size=\((used + (512 << 10)) >> 10)k", disk])
+        try #require(shrunk.status == 0, "remount: \(shrunk.output)")
+
+        let result = try await runCommandOffThread(Paths.stratactl, ["finish-deferred", "posts", "--wait", "--now", "--json", "--socket", sandbox.adminSocket])
+        #expect(result.status == 1, "exit status \(result.status): \(result.output)")
+        let json = try #require(result.output.firstIndex(of: "{").map { String(result.output[$0...]) })
+        let reply = try JSONValue.decode(Data(json.utf8))
+        #expect(reply["state"] == .string("failed"), "\(result.output)")
+        let store0 = reply["results"]?.arrayValue?.first
+        #expect(store0?["error"]?.stringValue?.contains("full") == true, "\(result.output)")
+        #expect(store0?["tasksRemaining"] == .int(2), "\(result.output)")
+        #expect(store0?["tasksFinished"] == .int(0))
+        #expect(store0?["stoppedEarly"] == .bool(true))
+
+        let text = try await runCommandOffThread(Paths.stratactl, ["finish-deferred", "posts", "--wait", "--now", "--socket", sandbox.adminSocket])
+        #expect(text.status == 1)
+        #expect(text.output.contains("posts: failed:") && text.output.contains("2 task(s) remaining"), "\(text.output)")
+        #expect(daemon.process.isRunning)
+    }
+}
