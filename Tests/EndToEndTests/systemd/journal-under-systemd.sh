@@ -60,29 +60,34 @@ write_config "limits: {idle_timeout: 61s}"
 timeout 30 "$bin/stratactl" reload --socket /run/strata/admin.sock >/dev/null || fail "reload"
 journalctl --sync 2>/dev/null || sleep 1
 
-entries() { journalctl --no-pager -o json "$@"; }
-check() {  # python expression over `entries` (a list of dicts); message
-  local json=$1 expression=$2 message=$3
-  python3 -c "import json,sys
+# check FILE EXPRESSION MESSAGE JOURNALCTL-ARGS…: EXPRESSION (Python, over `entries`, the
+# entries as dicts) must hold for `journalctl -o json ARGS` saved to FILE. Entries arrive
+# asynchronously (the stream is read by journald after systemctl returns): retried for 10 s.
+check() {
+  local json=$1 expression=$2 message=$3; shift 3
+  for _ in $(seq 1 50); do
+    journalctl --no-pager -o json "$@" > "$json"
+    python3 -c "import json,sys
 entries = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-sys.exit(0 if ($expression) else 1)" "$json" || { echo "--- entries:"; head -c 4000 "$json"; echo; fail "$message"; }
+sys.exit(0 if ($expression) else 1)" "$json" && return 0
+    sleep 0.2
+  done
+  echo "--- entries:"; head -c 4000 "$json"; echo; fail "$message"
 }
 
-entries -u stratad STRATA_STORE=fleet > "$work/fleet.json"
-check "$work/fleet.json" "len(entries) > 0" "journalctl -u stratad STRATA_STORE=fleet finds nothing"
-check "$work/fleet.json" "all(e.get('STRATA_STORE') == 'fleet' for e in entries)" "entries without STRATA_STORE=fleet"
+check "$work/fleet.json" "len(entries) > 0" "journalctl -u stratad STRATA_STORE=fleet finds nothing" -u stratad STRATA_STORE=fleet
+check "$work/fleet.json" "all(e.get('STRATA_STORE') == 'fleet' for e in entries)" "entries without STRATA_STORE=fleet" -u stratad STRATA_STORE=fleet
 check "$work/fleet.json" "any(e['MESSAGE'] == 'store ready' and e['PRIORITY'] == '6' and e.get('STRATA_VERSION') == 'Aircraft 2'
     and e.get('STRATA_PENDING') == '0' and e['SYSLOG_IDENTIFIER'] == 'stratad' and e['_TRANSPORT'] == 'journal'
     and e['CODE_FILE'].endswith('StoreRegistry.swift') and e['CODE_LINE'].isdigit() and e['CODE_FUNC'].startswith('open(')
-    and e['_SYSTEMD_UNIT'] == 'stratad.service' for e in entries)" "no structured 'store ready' entry (PRIORITY 6, STRATA_VERSION, CODE_*)"
+    and e['_SYSTEMD_UNIT'] == 'stratad.service' for e in entries)" "no structured 'store ready' entry (PRIORITY 6, STRATA_VERSION, CODE_*)" -u stratad STRATA_STORE=fleet
 echo "CHECK ok: journalctl -u stratad STRATA_STORE=fleet: structured fields, PRIORITY=6, CODE_FILE/LINE/FUNC"
 
-entries -u stratad > "$work/all.json"
-check "$work/all.json" "any(e['MESSAGE'] == 'ready' and e['PRIORITY'] == '5' and e.get('STRATA_STATUS', '').startswith('1 store ready') for e in entries)" "no notice 'ready' (PRIORITY 5)"
-check "$work/all.json" "any(e['MESSAGE'].startswith('reload refused') and e['PRIORITY'] == '3' and 'max_message_size' in e.get('STRATA_ERROR', '') for e in entries)" "no error 'reload refused' (PRIORITY 3, STRATA_ERROR)"
-check "$work/all.json" "any(e['MESSAGE'].startswith('socket and limit changes') and e['PRIORITY'] == '4' for e in entries)" "no warning (PRIORITY 4)"
-check "$work/all.json" "any(e['PRIORITY'] == '7' and e['_TRANSPORT'] == 'journal' for e in entries)" "no debug entry (PRIORITY 7)"
-check "$work/all.json" "not any(e.get('SYSLOG_IDENTIFIER') == 'stratad' and e['_TRANSPORT'] == 'stdout' for e in entries)" "stratad also wrote text lines to the stream"
+check "$work/all.json" "any(e['MESSAGE'] == 'ready' and e['PRIORITY'] == '5' and e.get('STRATA_STATUS', '').startswith('1 store ready') for e in entries)" "no notice 'ready' (PRIORITY 5)" -u stratad
+check "$work/all.json" "any(e['MESSAGE'].startswith('reload refused') and e['PRIORITY'] == '3' and 'max_message_size' in e.get('STRATA_ERROR', '') for e in entries)" "no error 'reload refused' (PRIORITY 3, STRATA_ERROR)" -u stratad
+check "$work/all.json" "any(e['MESSAGE'].startswith('socket and limit changes') and e['PRIORITY'] == '4' for e in entries)" "no warning (PRIORITY 4)" -u stratad
+check "$work/all.json" "any(e['PRIORITY'] == '7' and e['_TRANSPORT'] == 'journal' for e in entries)" "no debug entry (PRIORITY 7)" -u stratad
+check "$work/all.json" "not any(e.get('SYSLOG_IDENTIFIER') == 'stratad' and e['_TRANSPORT'] == 'stdout' for e in entries)" "stratad also wrote text lines to the stream" -u stratad
 echo "CHECK ok: priorities 3 (error), 4 (warning), 5 (notice), 7 (debug), nothing as text"
 
 # The fallback: without the journal's socket, lines with a priority prefix on the stream.
@@ -93,11 +98,10 @@ systemctl daemon-reload
 cursor=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
 timeout 60 systemctl start stratad.service || fail "start without the journal socket"
 journalctl --sync 2>/dev/null || sleep 1
-entries -u stratad --after-cursor="$cursor" > "$work/fallback.json"
 check "$work/fallback.json" "any(e['MESSAGE'].startswith('store ready ') and 'strata.store=fleet' in e['MESSAGE'] and e['PRIORITY'] == '6'
-    and e['_TRANSPORT'] == 'stdout' for e in entries)" "no prefixed 'store ready' line on the stream (PRIORITY 6)"
-check "$work/fallback.json" "any(e['MESSAGE'].startswith('ready ') and e['PRIORITY'] == '5' for e in entries)" "no prefixed notice (PRIORITY 5)"
-check "$work/fallback.json" "not any(e['_TRANSPORT'] == 'journal' for e in entries)" "entries reached the native socket it should not reach"
+    and e['_TRANSPORT'] == 'stdout' for e in entries)" "no prefixed 'store ready' line on the stream (PRIORITY 6)" -u stratad --after-cursor="$cursor"
+check "$work/fallback.json" "any(e['MESSAGE'].startswith('ready ') and e['PRIORITY'] == '5' for e in entries)" "no prefixed notice (PRIORITY 5)" -u stratad --after-cursor="$cursor"
+check "$work/fallback.json" "not any(e['_TRANSPORT'] == 'journal' and e.get('SYSLOG_IDENTIFIER') == 'stratad' for e in entries)" "entries reached the native socket it should not reach" -u stratad --after-cursor="$cursor"
 echo "CHECK ok: fallback to '<N>message key=value' lines on the journal stream"
 
 systemctl stop stratad.service stratad.socket stratad-data.socket
