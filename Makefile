@@ -4,8 +4,9 @@
 # Both install missing system packages first (scripts/bootstrap.sh). `make run` seeds the
 # demo store once (DEMO_ROWS aircraft at model version Aircraft 1, scripts/demo-seed.sh);
 # `rm -rf var` starts the demo over.
+#   make fuzz   run every libFuzzer target for FUZZ_SECONDS (default 30) each (docs/Fuzzing.md)
 
-.PHONY: run test bootstrap bench clean
+.PHONY: run test bootstrap bench fuzz clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -29,5 +30,10 @@ bench: bootstrap
 	swift build -c release --product strata-bench
 	.build/release/strata-bench $(SCENARIO) $(ARGS)
 
+# Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 30
+fuzz: bootstrap
+	scripts/fuzz.sh all $(FUZZ_SECONDS)
+
 clean:
-	rm -rf .build var
+	rm -rf .build .build-fuzz var

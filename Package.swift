@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "stratactl", targets: ["stratactl"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
         .executable(name: "stratad", targets: ["stratad"]),
+        .executable(name: "strata-fuzz", targets: ["strata-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -76,6 +77,19 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // libFuzzer targets (docs/Fuzzing.md): built for fuzzing by scripts/fuzz.sh, which
+        // adds the sanitizer and coverage flags and -DSTRATA_FUZZING; built normally, the
+        // executable replays inputs (strata-fuzz TARGET FILE…).
+        .executableTarget(
+            name: "strata-fuzz",
+            dependencies: [
+                "Strata",
+                "StrataDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "StrataTests",
             dependencies: [
@@ -91,6 +105,7 @@ let package = Package(
                 "Strata",
                 "stratad",
                 "stratactl",
+                "strata-fuzz",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

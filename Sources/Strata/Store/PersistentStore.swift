@@ -93,6 +93,7 @@ public final class PersistentStore: Sendable {
             throw StoreError(.readOnly, path: path, "cannot create the directory \(directory.path): \(error.localizedDescription); create it or choose another path")
         }
         let identifier = UUID().uuidString
+        try StoreFile.createEmptyFile(atPath: path, mode: options.fileMode)
         do {
             // auto_vacuum must be chosen before the first table exists, and before WAL.
             let setup = try DatabaseQueue(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout))
@@ -183,7 +184,8 @@ public final class PersistentStore: Sendable {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(busyTimeout)
+        // SQLite takes whole milliseconds in an Int32: keep any TimeInterval in range (NaN is 0).
+        configuration.busyMode = .timeout(busyTimeout > 0 ? min(busyTimeout, StoreOptions.maximumBusyTimeout) : 0)
         configuration.label = "strata"
         configuration.prepareDatabase { db in
             StoreConnection.prepare(db)
@@ -219,10 +221,12 @@ public final class PersistentStore: Sendable {
         if FileManager.default.fileExists(atPath: destination.path) {
             throw StoreError(.sqlite, path: path, "backup destination \(destination.path) already exists; choose a new path")
         }
+        try StoreFile.createEmptyFile(atPath: destination.path, mode: options.fileMode)
         do {
             // A reader connection outside any transaction: writers keep going during the copy.
             try database.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [destination.path]) }
         } catch {
+            try? FileManager.default.removeItem(atPath: destination.path)
             throw StoreError.from(error, path: path, while: "backing up to \(destination.path)")
         }
     }

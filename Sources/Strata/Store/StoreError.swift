@@ -9,6 +9,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {
         /// The file is not an SQLite database (wrong header).
         case notSQLite
+        /// The path (or its `-wal`, `-shm` or `-journal` companion) is a FIFO, socket or
+        /// device: refused before anything opens it, since opening it could block forever.
+        case notRegularFile
         /// The file is shorter than its header says: it was cut off.
         case truncated
         /// SQLite reports corruption.

@@ -49,9 +49,13 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var backupBeforeMigration: Bool
     /// How long to wait for a lock held by another process.
     public var busyTimeout: Duration
+    /// Allow a migration at open that drops every entity of the store (all its data);
+    /// `allow_dropping_all_entities`, off by default.
+    public var allowsDroppingAllEntities: Bool
 
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
-                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5)) {
+                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false) {
+        self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.name = name
         self.path = path
         self.modelDirectory = modelDirectory

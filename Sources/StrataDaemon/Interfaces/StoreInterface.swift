@@ -68,7 +68,7 @@ public struct StoreInterface: VarlinkInterface {
                 let op = try VarlinkParameters(object, allowed: ["op", "entity", "id", "values"])
                 let kind = try op.requiredString("op")
                 guard ["insert", "update", "delete"].contains(kind) else { throw VarlinkError.invalidParameter("operations[\(index)].op") }
-                return try Self.operation(kind, op)
+                return try Self.operation(kind, op, index: index)
             }
             return try await run(hosted) { context in
                 for (index, operation) in operations.enumerated() {
@@ -103,9 +103,21 @@ public struct StoreInterface: VarlinkInterface {
         }
     }
 
-    static func operation(_ kind: String, _ parameters: VarlinkParameters) throws(VarlinkError) -> Operation {
+    /// The range of object ids a client may name: saved objects have positive primary keys
+    /// (negative ones are the library's temporary identifiers, never stored).
+    static let objectIDRange: ClosedRange<Int64> = 1...Int64.max
+
+    static func operation(_ kind: String, _ parameters: VarlinkParameters, index: Int? = nil) throws(VarlinkError) -> Operation {
         let entity = try parameters.requiredString("entity")
         let id = kind == "insert" ? nil : try parameters.requiredInt("id")
+        if let id, !objectIDRange.contains(id) {
+            var details: [String: JSONValue] = [
+                "code": "invalidObjectID", "entity": .string(entity),
+                "reason": .string("id \(id) is not an object id: ids of saved objects are 1 to \(Int64.max); use the _pk of a fetched object"),
+            ]
+            if let index { details["operation"] = .int(Int64(index)) }
+            throw VarlinkError("io.strata.Store.ObjectError", details)
+        }
         let values: [String: JSONValue]? = kind == "delete" ? nil : try parameters.requiredObject("values")
         if kind == "insert", parameters.values["id"] != nil { throw VarlinkError.invalidParameter("id") }
         return Operation(kind: kind, entity: entity, id: id, values: values.map(JSONValue.object))

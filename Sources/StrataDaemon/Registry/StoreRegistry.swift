@@ -140,12 +140,28 @@ public actor StoreRegistry {
             model = directory.current
         }
         let url = URL(fileURLWithPath: configuration.path)
-        if configuration.backupBeforeMigration, FileManager.default.fileExists(atPath: url.path),
-           let metadata = try? PersistentStore.metadata(at: url), metadata.modelChecksum != model.checksum {
-            backUp(url, logger: logger)
+        // An existing store must have been written with a version of this directory: anything
+        // else is a misconfiguration that migration would turn into data loss. (A FIFO or other
+        // non-regular file is refused here, before anything could block on it.)
+        var existing: StoreMetadata?
+        do {
+            existing = try PersistentStore.metadata(at: url, busyTimeout: configuration.busyTimeout.seconds)
+        } catch where error.code == .notFound {
+            existing = nil  // a missing or empty file: a new store
+        } catch {
+            return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
+        }
+        if let metadata = existing {
+            if let refusal = versionRefusal(metadata, configuration: configuration, directory: directory) {
+                return .failure(StoreOpenFailure(reason: refusal))
+            }
+            if configuration.backupBeforeMigration, metadata.modelChecksum != model.checksum {
+                backUp(url, logger: logger)
+            }
         }
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
         migration.knownVersions = directory.versions
+        migration.allowsDroppingAllEntities = configuration.allowsDroppingAllEntities
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
                                    migration: migration, logger: logger)
         do {
@@ -166,6 +182,15 @@ public actor StoreRegistry {
         } catch {
             return .failure(StoreOpenFailure(reason: "\(error)"))
         }
+    }
+
+    /// Why a store whose metadata records a version that the configured model directory
+    /// does not have (by checksum, nor by name) must not be opened; nil when it has it.
+    static func versionRefusal(_ metadata: StoreMetadata, configuration: StoreConfiguration, directory: ModelDirectory) -> String? {
+        let known = directory.versions.contains { $0.checksum == metadata.modelChecksum || $0.version == metadata.modelVersion }
+        guard !known else { return nil }
+        let versions = directory.versions.map { "'\($0.version)' (\($0.checksum))" }.joined(separator: ", ")
+        return "wrongModelDirectory: store '\(configuration.name)' (\(configuration.path)) was written with model version '\(metadata.modelVersion)' (checksum \(metadata.modelChecksum)), which is not a version of the configured model directory \(configuration.modelDirectory) (\(versions)); the store was left untouched. Point the store's `model:` at the directory of its model, or add its version to that directory"
     }
 
     /// Copies the store file (and its WAL) aside before a migration at open.

@@ -26,6 +26,13 @@ public struct VarlinkCallContext: Sendable {
     public var socket: String
     public var peer: PeerIdentity?
     public var logger: Logger
+
+    /// A context outside a connection (the fuzz targets and in-process callers).
+    package init(socket: String, peer: PeerIdentity? = nil, logger: Logger) {
+        self.socket = socket
+        self.peer = peer
+        self.logger = logger
+    }
 }
 
 /// One Varlink interface served by the daemon: its IDL description and its methods.
