@@ -144,7 +144,10 @@ let package = Package(
             dependencies: [
                 "Strata",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            // Scripts the tests run from the checkout (a Python Varlink client, a script run
+            // under a private systemd): not sources, not bundle resources.
+            exclude: ["python", "systemd"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -158,7 +158,8 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                 let filled = Int(progress.fraction * Double(width))
                 let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
                 let line = "\(progress.store) task \(progress.taskIndex + 1)/\(progress.taskCount) [\(bar)] \(Int(progress.fraction * 100))% \(progress.summary)"
-                if interactive { FileHandle.standardOutput.write(Data("\r\(line)".utf8)) } else { print(line) }
+                // On a terminal the bar redraws its line (erasing the rest of a longer previous one).
+                if interactive { FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K".utf8)) } else { print(line) }
             }
             if interactive && wait { print("") }
             let failed = reply.results.contains { $0.error != nil }

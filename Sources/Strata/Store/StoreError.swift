@@ -95,7 +95,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             return StoreError(.corrupt, path: path, "\(action) failed: the database is corrupt (\(message)); run `stratactl inspect --check` and restore from a backup", sqliteCode: db.extendedResultCode.rawValue)
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return StoreError(.locked, path: path, "\(action) failed: the store is locked by another connection or process (\(message)); stop the other writer or retry later", sqliteCode: db.extendedResultCode.rawValue)
-        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN where !FileManager.default.isWritableFile(atPath: path):
+        case .SQLITE_READONLY, .SQLITE_PERM:
+            return StoreError(.readOnly, path: path, "\(action) failed: the store is not writable (\(message)); fix the file and directory permissions, or open it read-only", sqliteCode: db.extendedResultCode.rawValue)
+        case .SQLITE_CANTOPEN where !FileManager.default.isWritableFile(atPath: path):
+            // CANTOPEN has other causes (a missing directory): only an unwritable file is `readOnly`.
             return StoreError(.readOnly, path: path, "\(action) failed: the store is not writable (\(message)); fix the file and directory permissions, or open it read-only", sqliteCode: db.extendedResultCode.rawValue)
         case .SQLITE_FULL:
             return StoreError(.full, path: path, "\(action) failed: the database or disk is full (\(message)); free space and retry — nothing was committed", sqliteCode: db.extendedResultCode.rawValue)

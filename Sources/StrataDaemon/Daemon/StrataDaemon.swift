@@ -159,9 +159,11 @@ public final class StrataDaemon: Service, Sendable {
             throw error
         }
         let previous = await state.replace(with: configuration)
-        if previous.adminSocket != configuration.adminSocket || previous.dataSocket != configuration.dataSocket || previous.limits != configuration.limits
-            || previous.metrics != configuration.metrics {
-            logger.warning("socket, limit and metrics changes take effect at the next restart")
+        if previous.adminSocket != configuration.adminSocket || previous.dataSocket != configuration.dataSocket || previous.limits != configuration.limits {
+            logger.warning("socket and limit changes take effect at the next restart")
+        }
+        if previous.metrics != configuration.metrics {
+            logger.warning("metrics changes take effect at the next restart")
         }
         let changes = await registry.reconcile(with: configuration.stores, drainTimeout: configuration.limits.shutdownTimeout)
         await scheduler.apply(configuration.scheduler)

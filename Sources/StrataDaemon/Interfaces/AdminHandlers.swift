@@ -36,7 +36,8 @@ struct AdminHandlers: Sendable {
             let permission = await scheduler.permission()
             if !permission.allowed { return .init(state: "skipped", reason: permission.reason) }
         }
-        if stores.count == 1, stores[0].isFinishing {
+        // A scheduler turn gives the store over to the request (DeferredWorkRunner.run).
+        if stores.count == 1, stores[0].isFinishingOnRequest {
             throw StrataAdmin.Failure.alreadyRunning(.init(store: stores[0].name))
         }
         let settings = await scheduler.settings()

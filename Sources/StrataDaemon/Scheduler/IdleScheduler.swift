@@ -204,7 +204,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private nonisolated func workLoop() async {
         while let (hosted, settings, interrupt) = await nextTurn() {
             let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn,
-                                        clock: clock, interrupt: interrupt)
+                                        clock: clock, interrupt: interrupt, claim: .scheduler)
             let ended = clock.now
             guard await turnEnded(result, at: ended) else { break }
         }

@@ -89,7 +89,7 @@ final class NotifyListener: @unchecked Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            _ = path.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            path.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) }
         }
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
