@@ -12,27 +12,43 @@ import StrataVarlink
 /// daemon exits all the same.
 ///
 /// The running call is an insert that waits for a write lock another process holds (SQLite's
-/// busy handler), for as long as the test decides.
+/// busy handler) until the test releases it.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ShutdownTests {
-    /// Holds `store`'s write lock for `seconds` in another process; returns once it holds it.
-    static func holdWriteLock(_ store: String, seconds: Int) async throws -> Process {
-        let locker = Process()
-        locker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        locker.arguments = ["-c", """
-            import sqlite3, sys, time
-            db = sqlite3.connect(sys.argv[1], isolation_level=None)
-            db.execute("BEGIN IMMEDIATE")
-            print("locked", flush=True)
-            time.sleep(float(sys.argv[2]))
-            db.execute("COMMIT")
-            """, store, "\(seconds)"]
-        let output = Pipe()
-        locker.standardOutput = output
-        try locker.run()
-        let locked = await offThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
-        try #require(locked.contains("locked"))
-        return locker
+    /// Another process holding a store's write lock until ``release()`` (or until it is
+    /// terminated).
+    final class WriteLock {
+        let process = Process()
+        private let input = Pipe()
+
+        /// Returns once the lock is held.
+        init(_ store: String) async throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1], isolation_level=None)
+                db.execute("BEGIN IMMEDIATE")
+                print("locked", flush=True)
+                sys.stdin.readline()
+                db.execute("COMMIT")
+                """, store]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardInput = input
+            try process.run()
+            let locked = await offThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+            try #require(locked.contains("locked"))
+        }
+
+        var isHeld: Bool { process.isRunning }
+
+        func release() async {
+            input.fileHandleForWriting.write(Data("\n".utf8))
+            let process = self.process
+            await offThread { process.waitUntilExit() }
+        }
+
+        deinit { if process.isRunning { process.terminate() } }
     }
 
     static func config(_ sandbox: DaemonSandbox, shutdownTimeout: String) throws {
@@ -58,7 +74,7 @@ struct ShutdownTests {
         let daemon = try DaemonProcess(config: sandbox.configPath, environment: ["NOTIFY_SOCKET": notify.path])
         #expect(await notify.wait { $0.contains("READY=1") } != nil, "\(daemon.log)")
 
-        let locker = try await Self.holdWriteLock(sandbox.path("slow.sqlite"), seconds: 3)
+        let lock = try await WriteLock(sandbox.path("slow.sqlite"))
         let idle = try #require(await RawVarlinkSocket.connect(sandbox.adminSocket, receiveTimeout: .seconds(20)))
         let busy = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(20)))
         await busy.call("io.strata.Store.Insert", ["store": "slow", "entity": "Aircraft", "values": ["tailNumber": "LAST"]])
@@ -68,9 +84,8 @@ struct ShutdownTests {
         daemon.signal(SIGTERM)
         let stopping = await notify.wait { $0.contains("STOPPING=1") }
         #expect(stopping?.contains("STATUS=stopping: draining 2 connection(s)") == true, "\(notify.all)")
-        // The idle connection closes now, long before the lock is released.
+        // The idle connection closes now, while the call still runs.
         #expect(await idle.isClosedByPeer(), "the idle connection stayed open")
-        #expect(locker.isRunning, "the idle connection closed only after the lock was released")
         // Nobody new gets in: the listeners are closed.
         let late = await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(5))
         if let late {
@@ -79,11 +94,12 @@ struct ShutdownTests {
             #expect(refused == nil || refused?.error == "io.strata.Varlink.ShuttingDown", "\(String(describing: refused))")
         }
         // The running insert finishes once the lock is released, and is answered.
+        #expect(lock.isHeld)
+        await lock.release()
         let answer = await reply.value
         #expect(answer?.error == nil && answer?.parameters["object"]?["tailNumber"] == "LAST", "\(String(describing: answer))\n\(daemon.log)")
         #expect(await daemon.waitForExit() == 0, "\(daemon.log)")
         #expect(daemon.log.contains("notice stratad: stopped"))
-        await offThread { locker.waitUntilExit() }
     }
 
     @Test func pastTheShutdownTimeoutRunningCallsAreCutOff() async throws {
@@ -97,16 +113,15 @@ struct ShutdownTests {
         let daemon = try DaemonProcess(config: sandbox.configPath)
         try await waitForSocket(sandbox.dataSocket)
 
-        let locker = try await Self.holdWriteLock(sandbox.path("slow.sqlite"), seconds: 60)
-        defer { locker.terminate() }
+        let lock = try await WriteLock(sandbox.path("slow.sqlite"))
         let busy = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(30)))
         await busy.call("io.strata.Store.Insert", ["store": "slow", "entity": "Aircraft", "values": ["tailNumber": "NEVER"]])
         try await Task.sleep(for: .milliseconds(300))
 
         daemon.signal(SIGTERM)
-        // The lock is held for a minute; the daemon does not wait for it.
+        // The lock stays held; the daemon does not wait for it.
         #expect(await daemon.waitForExit(timeout: .seconds(20)) == 0, "\(daemon.log)")
-        #expect(locker.isRunning)
+        #expect(lock.isHeld)
         #expect(await busy.reply() == nil, "the cut-off call was answered")
     }
 }
