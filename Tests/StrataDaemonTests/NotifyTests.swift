@@ -60,7 +60,7 @@ struct NotifyTests {
         }
         #expect(stores.map { $0["state"]?.stringValue } == ["ready", "failed", "ready"])
         #expect(stores[1]["error"]?.stringValue?.contains("notSQLite") == true)
-        #expect(daemon.log.contains("store failed to open"))
+        #expect(await daemon.logContains("store failed to open"))
         await daemon.stop()
     }
 

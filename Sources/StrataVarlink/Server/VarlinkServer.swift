@@ -227,7 +227,8 @@ public final class VarlinkServer: Sendable {
         let authorized = configuration.authorization.permits(peer)
         return shared.withLock { shared -> Admission in
             let verdict: Admission
-            if shared.state != .listening {
+            // (A connection may come before bind() has returned: the socket listens already.)
+            if shared.state == .quiescing || shared.state == .stopped {
                 verdict = .refuse(.shuttingDown(), reason: "connection refused: stopping")
             } else if !authorized {
                 verdict = .refuse(.notAuthorized(uid: peer?.uid ?? UInt32.max, socket: configuration.name), reason: "refused peer")

@@ -174,6 +174,16 @@ final class DaemonProcess: @unchecked Sendable {
 
     var log: String { lock.lock(); defer { lock.unlock() }; return String(decoding: captured, as: UTF8.self) }
 
+    /// Whether the log contains `text` within `timeout`: the daemon's output reaches the test
+    /// through a pipe, after the reply a test may already have read.
+    func logContains(_ text: String, within timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !log.contains(text), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return log.contains(text)
+    }
+
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     /// Waits for exit; returns the status (nil if it did not exit in time, then kills it).
