@@ -7,8 +7,11 @@ import StrataVarlink
 /// shutdown. Quiescing is started by ``SystemdLifecycleService`` for both sockets at once (no
 /// socket keeps accepting while the other drains), or here if nothing did; cancellation (the
 /// group's shutdown deadline, `limits.shutdown_timeout`) closes the connections still open.
-struct VarlinkServerService: Service {
+struct VarlinkServerService: Service, CustomStringConvertible {
     let server: VarlinkServer
+
+    /// `VarlinkServerService(admin)`, in the group's logs.
+    var description: String { "VarlinkServerService(\(server.configuration.name))" }
 
     /// The server's state (``VarlinkServer/State``).
     var state: VarlinkServer.State { server.state }
