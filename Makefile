@@ -1,16 +1,23 @@
 # Strata — the two set-up commands (see README.md):
 #   make run    build and run stratad on the embedded default (config/stratad.yaml, store under ./var)
 #   make test   build everything and run the whole test suite
-# Both install missing system packages first (scripts/bootstrap.sh).
+# Both install missing system packages first (scripts/bootstrap.sh). `make run` seeds the
+# demo store once (DEMO_ROWS aircraft at model version Aircraft 1, scripts/demo-seed.sh);
+# `rm -rf var` starts the demo over.
+#   make fuzz   run every libFuzzer target for FUZZ_SECONDS (default 30) each (docs/Fuzzing.md)
 
-.PHONY: run test bootstrap bench clean
+.PHONY: run test bootstrap bench fuzz clean
 
 bootstrap:
 	@scripts/bootstrap.sh
 
+DEMO_ROWS ?= 200000
+
 run: bootstrap
 	swift build --product stratad
+	swift build --product stratactl
 	mkdir -p var/run
+	@scripts/demo-seed.sh var/aircraft.sqlite $(DEMO_ROWS) .build/debug/stratactl config/models/Aircraft
 	.build/debug/stratad --config config/stratad.yaml
 
 test: bootstrap
@@ -23,5 +30,10 @@ bench: bootstrap
 	swift build -c release --product strata-bench
 	.build/release/strata-bench $(SCENARIO) $(ARGS)
 
+# Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 30
+fuzz: bootstrap
+	scripts/fuzz.sh all $(FUZZ_SECONDS)
+
 clean:
-	rm -rf .build var
+	rm -rf .build .build-fuzz var

@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "stratactl", targets: ["stratactl"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
         .executable(name: "stratad", targets: ["stratad"]),
+        .executable(name: "strata-fuzz", targets: ["strata-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -20,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -37,16 +40,30 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // Varlink: codec, NIO server and client, and the typed io.strata.Admin / io.strata.Store
+        // (no Strata, no systemd, no service-lifecycle: stratactl links it).
+        .target(
+            name: "StrataVarlink",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "StrataDaemon",
             dependencies: [
                 "Strata",
+                "StrataVarlink",
                 "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -55,6 +72,9 @@ let package = Package(
             name: "stratad",
             dependencies: [
                 "StrataDaemon",
+                "StrataVarlink",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -62,7 +82,7 @@ let package = Package(
             name: "stratactl",
             dependencies: [
                 "Strata",
-                "StrataDaemon",
+                "StrataVarlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -71,10 +91,25 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataDaemon",
+                "StrataVarlink",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        // libFuzzer targets (docs/Fuzzing.md): built for fuzzing by scripts/fuzz.sh, which
+        // adds the sanitizer and coverage flags and -DSTRATA_FUZZING; built normally, the
+        // executable replays inputs (strata-fuzz TARGET FILE…).
+        .executableTarget(
+            name: "strata-fuzz",
+            dependencies: [
+                "Strata",
+                "StrataDaemon",
+                "StrataVarlink",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -87,12 +122,21 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "StrataVarlinkTests",
+            dependencies: [
+                "StrataVarlink",
+            ]
+        ),
+        .testTarget(
             name: "StrataDaemonTests",
             dependencies: [
                 "StrataDaemon",
+                "StrataVarlink",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 "Strata",
                 "stratad",
                 "stratactl",
+                "strata-fuzz",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -102,7 +146,10 @@ let package = Package(
             dependencies: [
                 "Strata",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            // Scripts the tests run from the checkout (a Python Varlink client, a script run
+            // under a private systemd): not sources, not bundle resources.
+            exclude: ["python", "systemd"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Strata needs on a fresh Debian machine, and nothing that is already there:
 # the SQLite and systemd development libraries, the sqlite3 CLI (tests and the benchmark
-# baseline), and the Python Varlink client (interface tests). Idempotent; quiet when done.
+# baseline), the Python Varlink client (interface tests) and the Python Prometheus client
+# (its parser reads the daemon's metrics in the tests). Idempotent; quiet when done.
 set -euo pipefail
 
 packages=(libsqlite3-dev libsystemd-dev sqlite3 pkg-config)
@@ -20,4 +21,9 @@ fi
 if command -v python3 >/dev/null 2>&1 && ! (cd / && python3 -c 'import varlink; varlink.Client') 2>/dev/null; then
   echo "bootstrap: installing the Python varlink client" >&2
   python3 -m pip install --quiet varlink >/dev/null 2>&1 || echo "bootstrap: pip install varlink failed; the Python client tests will be skipped" >&2
+fi
+
+if command -v python3 >/dev/null 2>&1 && ! (cd / && python3 -c 'import prometheus_client') 2>/dev/null; then
+  echo "bootstrap: installing the Python Prometheus client (its parser reads the daemon's metrics in the tests)" >&2
+  python3 -m pip install --quiet prometheus_client >/dev/null 2>&1 || echo "bootstrap: pip install prometheus_client failed; the metrics parser tests will be skipped" >&2
 fi

@@ -3,12 +3,19 @@
 // sd-daemon: readiness, status, watchdog and socket activation
 // (sd_notify(3), sd_watchdog_enabled(3), sd_listen_fds_with_names(3)).
 // sd-bus: logind's IdleHint for the idle scheduler (sd_bus_get_property_trivial(3)).
+// sd-journal: structured log entries (sd_journal_sendv(3)).
 #ifndef CSYSTEMD_SHIM_H
 #define CSYSTEMD_SHIM_H
 
+// The log handler sends CODE_FILE/CODE_LINE/CODE_FUNC of the Swift call site itself: without
+// this, sd_journal_sendv is a macro that would add this header's location instead.
+#define SD_JOURNAL_SUPPRESS_LOCATION 1
+
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-bus.h>
+#include <systemd/sd-journal.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 #include <stdlib.h>
 

@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import Strata
 import StrataDaemon
+import StrataVarlink
 import Synchronization
 
 /// `strata-bench scheduler`: the idle scheduler under a stop-and-go client load, against a
@@ -182,14 +183,13 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             let phase = Task { await load.run(for: .milliseconds(Int64(loadSeconds * 1000))) }
             if run.cycles == 1 {
                 try await Task.sleep(for: .milliseconds(300))
-                _ = try await client.call("SetSetting", ["key": "idle_after", "value": .string(idleAfter)])
+                _ = try await client.call(StrataAdmin.SetSetting.self, .init(key: "idle_after", value: idleAfter))
             }
             await phase.value
             if cycles == nil {
-                let status = try await client.call("Status")["scheduler"]?["stats"]
-                for pause in status?["recentPauses"]?.arrayValue ?? [] {
-                    guard let at = pause["at"]?.stringValue, seenPauses.insert(at).inserted, let date = Self.date(at) else { continue }
-                    run.pauses.append((pause["latencyMs"]?.doubleValue ?? 0, date))
+                for pause in try await client.status().scheduler.stats?.recentPauses ?? [] {
+                    guard seenPauses.insert(pause.at).inserted, let date = Self.date(pause.at) else { continue }
+                    run.pauses.append((pause.latencyMs, date))
                 }
             }
             if cycles != nil, run.cycles == cycles { break }
@@ -213,11 +213,11 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         run.latency = latency
         run.maxMicroseconds = maxMicroseconds
         run.errors = errors
-        if let stats = try await client.call("Status")["scheduler"]?["stats"] {
-            run.workSeconds = stats["workSeconds"]?.doubleValue ?? 0
-            run.delaySeconds = stats["delaySeconds"]?.doubleValue ?? 0
-            run.rowsProcessed = stats["rowsProcessed"]?.intValue ?? 0
-            run.batches = stats["batches"]?.intValue ?? 0
+        if let stats = try await client.status().scheduler.stats {
+            run.workSeconds = stats.workSeconds
+            run.delaySeconds = stats.delaySeconds
+            run.rowsProcessed = stats.rowsProcessed
+            run.batches = Int64(stats.batches)
         }
         await group.triggerGracefulShutdown()
         _ = try? await service.value
@@ -235,25 +235,27 @@ struct SchedulerBenchmark: AsyncParsableCommand {
 struct BenchAdmin {
     let socket: String
 
-    func call(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
-        try await VarlinkClient.withConnection(to: socket) { try await $0.call("io.strata.Admin.\(method)", parameters) }
+    func call<M: VarlinkMethod>(_ method: M.Type, _ parameters: M.Parameters) async throws -> M.Reply {
+        try await VarlinkClient.withConnection(to: socket) { try await $0.call(method, parameters) }
     }
+
+    func status() async throws -> StrataAdmin.Status.Reply { try await call(StrataAdmin.Status.self, VarlinkEmpty()) }
 
     func waitUntilServing() async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            if (try? await call("Status")) != nil { return }
+            if (try? await status()) != nil { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw BenchError("stratad did not start serving \(socket)")
     }
 
-    private func tasks() async throws -> [JSONValue] {
-        try await call("Pending", ["store": "bench"])["stores"]?.arrayValue?.first?["tasks"]?.arrayValue ?? []
+    private func tasks() async throws -> [StrataAdmin.DeferredTaskInfo] {
+        try await call(StrataAdmin.Pending.self, .init(store: "bench")).stores.first?.tasks ?? []
     }
 
     func pendingTasks() async throws -> Int { try await tasks().count }
-    func rowsDone() async throws -> Int64 { try await tasks().reduce(0) { $0 + ($1["rowsDone"]?.intValue ?? 0) } }
+    func rowsDone() async throws -> Int64 { try await tasks().reduce(0) { $0 + $1.rowsDone } }
 }
 
 /// Clients inserting items through the data socket, each on its own connection, recording
@@ -289,10 +291,9 @@ final class BenchClients: Sendable {
                             while clock.now < ends {
                                 let n = self.recorded.withLock { $0.sequence += 1; return $0.sequence }
                                 let start = clock.now
-                                _ = try await connection.call("io.strata.Store.Insert", [
-                                    "store": "bench", "entity": "Item",
-                                    "values": ["name": .string("client \(client) #\(n)"), "payload": "client write", "rank": .int(Int64(n % 1000))],
-                                ])
+                                _ = try await connection.call(StrataStore.Insert.self, .init(
+                                    store: "bench", entity: "Item",
+                                    values: ["name": .string("client \(client) #\(n)"), "payload": "client write", "rank": .int(Int64(n % 1000))]))
                                 let took = clock.now - start
                                 self.recorded.withLock {
                                     $0.latency.record(took)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Strata
 import StrataDaemon
+import StrataVarlink
 
 /// `strata-bench upgrade`: a deploy of a new model version through the real daemon — exec to
 /// `READY=1` with and without deferral and with the shipped defaults (backup included), then
@@ -275,15 +276,14 @@ struct Launcher {
         var firstTaskId: Int64?
         var firstTaskEnded: ContinuousClock.Instant?
         let last = try await VarlinkClient.withConnection(to: adminSocket) { admin in
-            try await admin.callMore("io.strata.Admin.FinishDeferred", ["store": "bench", "wait": true, "now": true]) { reply in
-                guard let id = reply["progress"]?["taskId"]?.intValue else { return }
+            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true)) { reply in
+                guard let id = reply.progress?.taskId else { return }
                 if firstTaskId == nil { firstTaskId = id }
                 if id != firstTaskId, firstTaskEnded == nil { firstTaskEnded = ContinuousClock.now }
             }
         }
         let elapsed = ContinuousClock.now - started
-        let results = last["results"]?.arrayValue ?? []
-        if last["state"]?.stringValue != "finished" || results.contains(where: { $0["error"]?.stringValue != nil }) {
+        if last.state != "finished" || last.results.contains(where: { $0.error != nil }) {
             throw BenchError("FinishDeferred did not finish: \(last)")
         }
         return Finish(elapsed: elapsed, firstTask: firstTaskEnded.map { $0 - started })
@@ -291,8 +291,7 @@ struct Launcher {
 
     func pendingKinds() async throws -> [String] {
         try await VarlinkClient.withConnection(to: adminSocket) { admin in
-            let reply = try await admin.call("io.strata.Admin.Pending", ["store": "bench"])
-            return (reply["stores"]?.arrayValue?.first?["tasks"]?.arrayValue ?? []).compactMap { $0["kind"]?.stringValue }
+            try await admin.call(StrataAdmin.Pending.self, .init(store: "bench")).stores.first?.tasks.map(\.kind) ?? []
         }
     }
 }

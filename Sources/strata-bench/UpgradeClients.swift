@@ -1,5 +1,6 @@
 import Foundation
 import StrataDaemon
+import StrataVarlink
 import Synchronization
 
 /// Varlink clients of the upgrade benchmark: each on its own data-socket connection, updating a
@@ -70,10 +71,9 @@ final class UpgradeClients: Sendable {
                         let current = phase.withLock { $0 }
                         let start = clock.now
                         do {
-                            _ = try await connection.call("io.strata.Store.Update", [
-                                "store": "bench", "entity": "Item", "id": .int(pk),
-                                "values": ["name": .string(Self.value(client: client, sequence: sequence))],
-                            ])
+                            _ = try await connection.call(StrataStore.Update.self, .init(
+                                store: "bench", entity: "Item", id: pk,
+                                values: ["name": .string(Self.value(client: client, sequence: sequence))]))
                             let took = clock.now - start
                             let startedAt = Date(timeIntervalSinceNow: -took.seconds)
                             figures.withLock {
@@ -91,7 +91,7 @@ final class UpgradeClients: Sendable {
                         } catch let error as VarlinkError {
                             // An error reply (a lock held too long by another process): counted, the
                             // connection stays usable. The row keeps its last acknowledged value.
-                            record(error: "\(error.name): \(error.parameters["reason"]?.stringValue ?? "")", in: current)
+                            record(error: "\(error.name): \(error.reason)", in: current)
                         } catch {
                             // No reply: the update may or may not have committed.
                             acknowledged.withLock { $0[client][pk] = Self.unknown }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import StrataDaemon
+import StrataVarlink
 
 /// Options of every command that talks to stratad.
 struct DaemonOptions: ParsableArguments {
@@ -30,13 +30,24 @@ func withAdmin(_ options: DaemonOptions, _ body: (VarlinkClient.Connection) asyn
         fail("\(error) (is stratad running? set --socket or STRATA_ADMIN_SOCKET)", code: DaemonExit.unreachable)
     } catch let error as VarlinkError {
         if options.json { print(JSONValue.object(["error": .string(error.name), "parameters": .object(error.parameters)]).prettyPrinted()) }
-        let code: Int32 = switch error.name.split(separator: ".").last ?? "" {
-        case "NotAuthorized", "PermissionDenied": DaemonExit.notAuthorized
-        case "NoSuchStore", "UnknownSetting": DaemonExit.notFound
-        case "InvalidSetting", "InvalidParameter": DaemonExit.invalid
-        default: DaemonExit.failure
+        fail("\(error.name): \(error.reason)", code: DaemonExit.code(for: error))
+    }
+}
+
+extension DaemonExit {
+    /// The exit status for an error reply of the daemon.
+    static func code(for error: VarlinkError) -> Int32 {
+        switch StrataAdmin.Failure(error) {
+        case .noSuchStore?, .unknownSetting?: return notFound
+        case .invalidSetting?: return invalid
+        case .storeUnavailable?, .storeFailure?, .alreadyRunning?, .reloadFailed?: return failure
+        case nil: break
         }
-        fail("\(error.name): \(error.reason)", code: code)
+        switch error.name {
+        case "io.strata.Varlink.NotAuthorized", "org.varlink.service.PermissionDenied": return notAuthorized
+        case "org.varlink.service.InvalidParameter": return invalid
+        default: return failure
+        }
     }
 }
 
@@ -45,8 +56,9 @@ func fail(_ message: String, code: Int32) -> Never {
     exit(code)
 }
 
-func printJSON(_ parameters: [String: JSONValue]) {
-    print(JSONValue.object(parameters).prettyPrinted())
+/// Prints a reply as JSON, every field of the interface present (`null` when absent).
+func printReply<Reply: Encodable>(_ reply: Reply) {
+    print(((try? JSONValueEncoder().encode(reply)) ?? .null).prettyPrinted())
 }
 
 // MARK: - status, stores, pending
@@ -57,23 +69,20 @@ struct DaemonStatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Status")
-            if options.json { return printJSON(reply) }
-            print("stratad \(reply["version"]?.stringValue ?? "?") (pid \(reply["pid"]?.intValue ?? 0)), up \(Int(reply["uptimeSeconds"]?.doubleValue ?? 0))s")
-            print("status:    \(reply["status"]?.stringValue ?? "")")
-            if let scheduler = reply["scheduler"] {
-                print("scheduler: \(scheduler["state"]?.stringValue ?? "?") — \(scheduler["reason"]?.stringValue ?? "")")
-            }
-            printStores(reply["stores"]?.arrayValue ?? [])
+            let reply = try await admin.call(StrataAdmin.Status.self)
+            if options.json { return printReply(reply) }
+            print("stratad \(reply.version) (pid \(reply.pid)), up \(Int(reply.uptimeSeconds))s")
+            print("status:    \(reply.status)")
+            print("scheduler: \(reply.scheduler.state) — \(reply.scheduler.reason)")
+            printStores(reply.stores)
         }
     }
 }
 
-func printStores(_ stores: [JSONValue]) {
+func printStores(_ stores: [StrataAdmin.StoreInfo]) {
     guard !stores.isEmpty else { return print("no stores configured") }
     let rows = stores.map { store -> [String] in
-        [store["name"]?.stringValue ?? "", store["state"]?.stringValue ?? "", store["modelVersion"]?.stringValue ?? "-",
-         "\(store["pendingTasks"]?.intValue ?? 0)", store["path"]?.stringValue ?? "", store["error"]?.stringValue ?? ""]
+        [store.name, store.state, store.modelVersion ?? "-", "\(store.pendingTasks)", store.path, store.error ?? ""]
     }
     let header = ["STORE", "STATE", "VERSION", "PENDING", "PATH", "ERROR"]
     let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
@@ -89,8 +98,8 @@ struct DaemonStoresCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.ListStores")
-            options.json ? printJSON(reply) : printStores(reply["stores"]?.arrayValue ?? [])
+            let reply = try await admin.call(StrataAdmin.ListStores.self)
+            options.json ? printReply(reply) : printStores(reply.stores)
         }
     }
 }
@@ -102,14 +111,13 @@ struct DaemonPendingCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Pending", store.map { ["store": .string($0)] } ?? [:])
-            if options.json { return printJSON(reply) }
-            for entry in reply["stores"]?.arrayValue ?? [] {
-                let tasks = entry["tasks"]?.arrayValue ?? []
-                print("\(entry["store"]?.stringValue ?? ""): \(tasks.isEmpty ? "no deferred work pending" : "\(tasks.count) task(s) pending")")
-                for task in tasks {
-                    let percent = Int((task["fraction"]?.doubleValue ?? 0) * 100)
-                    print("  #\(task["id"]?.intValue ?? 0) \(task["kind"]?.stringValue ?? "") \(task["summary"]?.stringValue ?? "") [\(task["state"]?.stringValue ?? "")] \(task["rowsDone"]?.intValue ?? 0)/\(task["rowsTotal"]?.intValue ?? 0) \(task["kind"]?.stringValue == "backup" ? "pages" : "rows") (\(percent)%)")
+            let reply = try await admin.call(StrataAdmin.Pending.self, .init(store: store))
+            if options.json { return printReply(reply) }
+            for entry in reply.stores {
+                print("\(entry.store): \(entry.tasks.isEmpty ? "no deferred work pending" : "\(entry.tasks.count) task(s) pending")")
+                for task in entry.tasks {
+                    let percent = Int(task.fraction * 100)
+                    print("  #\(task.id) \(task.kind) \(task.summary) [\(task.state)] \(task.rowsDone)/\(task.rowsTotal) \(task.kind == "backup" ? "pages" : "rows") (\(percent)%)")
                 }
             }
         }
@@ -141,37 +149,35 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var parameters: [String: JSONValue] = ["wait": .bool(wait), "now": .bool(now)]
-        if let store { parameters["store"] = .string(store) }
+        let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now)
         try await withAdmin(options) { admin in
             let interactive = isatty(1) == 1 && !options.json
-            let reply = try await admin.callMore("io.strata.Admin.FinishDeferred", parameters) { reply in
-                guard wait, !options.json, let progress = reply["progress"] else { return }
-                let fraction = progress["fraction"]?.doubleValue ?? 0
+            let reply = try await admin.callMore(StrataAdmin.FinishDeferred.self, parameters) { reply in
+                guard wait, !options.json, let progress = reply.progress else { return }
                 let width = 30
-                let filled = Int(fraction * Double(width))
+                let filled = Int(progress.fraction * Double(width))
                 let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-                let line = "\(progress["store"]?.stringValue ?? "") task \((progress["taskIndex"]?.intValue ?? 0) + 1)/\(progress["taskCount"]?.intValue ?? 0) [\(bar)] \(Int(fraction * 100))% \(progress["summary"]?.stringValue ?? "")"
-                if interactive { FileHandle.standardOutput.write(Data("\r\(line)".utf8)) } else { print(line) }
+                let line = "\(progress.store) task \(progress.taskIndex + 1)/\(progress.taskCount) [\(bar)] \(Int(progress.fraction * 100))% \(progress.summary)"
+                // On a terminal the bar redraws its line (erasing the rest of a longer previous one).
+                if interactive { FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K".utf8)) } else { print(line) }
             }
             if interactive && wait { print("") }
-            let failed = (reply["results"]?.arrayValue ?? []).contains { $0["error"]?.stringValue != nil }
+            let failed = reply.results.contains { $0.error != nil }
             if options.json {
-                printJSON(reply)
+                printReply(reply)
                 if failed { throw ExitCode(DaemonExit.failure) }
                 return
             }
-            let state = reply["state"]?.stringValue ?? "?"
-            switch state {
-            case "skipped": print("skipped: \(reply["reason"]?.stringValue ?? "the scheduler does not allow work now")")
+            switch reply.state {
+            case "skipped": print("skipped: \(reply.reason ?? "the scheduler does not allow work now")")
             case "started": print("started deferred work in the daemon; follow it with `stratactl pending`")
             default:
-                for result in reply["results"]?.arrayValue ?? [] {
-                    if let error = result["error"]?.stringValue {
-                        print("\(result["store"]?.stringValue ?? ""): failed: \(error) (\(result["tasksFinished"]?.intValue ?? 0) task(s) finished, \(result["tasksRemaining"]?.intValue ?? 0) task(s) remaining)")
+                for result in reply.results {
+                    if let error = result.error {
+                        print("\(result.store): failed: \(error) (\(result.tasksFinished) task(s) finished, \(result.tasksRemaining) task(s) remaining)")
                         continue
                     }
-                    print("\(result["store"]?.stringValue ?? ""): \(result["tasksFinished"]?.intValue ?? 0) task(s) finished, \(result["tasksRemaining"]?.intValue ?? 0) remaining, \(result["rowsProcessed"]?.intValue ?? 0) rows in \(String(format: "%.2f", result["seconds"]?.doubleValue ?? 0))s\(result["stoppedEarly"]?.boolValue == true ? " (stopped early)" : "")")
+                    print("\(result.store): \(result.tasksFinished) task(s) finished, \(result.tasksRemaining) remaining, \(result.rowsProcessed) rows in \(String(format: "%.2f", result.seconds))s\(result.stoppedEarly ? " (stopped early)" : "")")
                 }
                 if failed { throw ExitCode(DaemonExit.failure) }
             }
@@ -188,8 +194,8 @@ struct DaemonPauseCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Pause", reason.map { ["reason": .string($0)] } ?? [:])
-            options.json ? printJSON(reply) : print("scheduler: \(reply["scheduler"]?["reason"]?.stringValue ?? "paused")")
+            let reply = try await admin.call(StrataAdmin.Pause.self, .init(reason: reason))
+            options.json ? printReply(reply) : print("scheduler: \(reply.scheduler.reason)")
         }
     }
 }
@@ -200,8 +206,8 @@ struct DaemonResumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Resume")
-            options.json ? printJSON(reply) : print("scheduler: \(reply["scheduler"]?["reason"]?.stringValue ?? "resumed")")
+            let reply = try await admin.call(StrataAdmin.Resume.self)
+            options.json ? printReply(reply) : print("scheduler: \(reply.scheduler.reason)")
         }
     }
 }
@@ -213,10 +219,10 @@ struct DaemonGetCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.GetSettings", key.map { ["key": .string($0)] } ?? [:])
-            if options.json { return printJSON(reply) }
-            for setting in reply["settings"]?.arrayValue ?? [] {
-                print("\(setting["key"]?.stringValue ?? "")=\(setting["value"]?.stringValue ?? "")    # \(setting["description"]?.stringValue ?? "")")
+            let reply = try await admin.call(StrataAdmin.GetSettings.self, .init(key: key))
+            if options.json { return printReply(reply) }
+            for setting in reply.settings {
+                print("\(setting.key)=\(setting.value)    # \(setting.description)")
             }
         }
     }
@@ -235,8 +241,8 @@ struct DaemonSetCommand: AsyncParsableCommand {
         let key = String(assignment[..<assignment.firstIndex(of: "=")!])
         let value = String(assignment[assignment.index(after: assignment.firstIndex(of: "=")!)...])
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.SetSetting", ["key": .string(key), "value": .string(value)])
-            options.json ? printJSON(reply) : print("\(key)=\(reply["setting"]?["value"]?.stringValue ?? value) (was \(reply["previous"]?.stringValue ?? "?"))")
+            let reply = try await admin.call(StrataAdmin.SetSetting.self, .init(key: key, value: value))
+            options.json ? printReply(reply) : print("\(key)=\(reply.setting.value) (was \(reply.previous))")
         }
     }
 }
@@ -250,8 +256,8 @@ struct DaemonCheckpointCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Checkpoint", ["store": .string(store)])
-            options.json ? printJSON(reply) : print("\(store): checkpointed")
+            let reply = try await admin.call(StrataAdmin.Checkpoint.self, .init(store: store))
+            options.json ? printReply(reply) : print("\(store): checkpointed")
         }
     }
 }
@@ -265,8 +271,8 @@ struct DaemonBackupCommand: AsyncParsableCommand {
     func run() async throws {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Backup", ["store": .string(store), "path": .string(absolute)])
-            options.json ? printJSON(reply) : print("\(store): backed up to \(absolute) (\(reply["bytes"]?.intValue ?? 0) bytes)")
+            let reply = try await admin.call(StrataAdmin.Backup.self, .init(store: store, path: absolute))
+            options.json ? printReply(reply) : print("\(store): backed up to \(absolute) (\(reply.bytes) bytes)")
         }
     }
 }
@@ -277,8 +283,32 @@ struct DaemonReloadCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withAdmin(options) { admin in
-            let reply = try await admin.call("io.strata.Admin.Reload")
-            options.json ? printJSON(reply) : print("reloaded: \(reply["status"]?.stringValue ?? "")")
+            let reply = try await admin.call(StrataAdmin.Reload.self)
+            options.json ? printReply(reply) : print("reloaded: \(reply.status)")
+        }
+    }
+}
+
+// MARK: - metrics
+
+struct DaemonMetricsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "metrics",
+        abstract: "Print the daemon's metrics in the Prometheus text format.",
+        discussion: """
+            Requests by method and outcome, request durations, each store's requests, pending \
+            deferred tasks and calls in flight, open connections per socket, and what the idle \
+            scheduler did (rows, batches, pauses and their latency). The same text the daemon \
+            writes to metrics.textfile for node_exporter's textfile collector. With --json: \
+            {"text": "..."}.
+            """
+    )
+    @OptionGroup var options: DaemonOptions
+
+    func run() async throws {
+        try await withAdmin(options) { admin in
+            let reply = try await admin.call(StrataAdmin.Metrics.self)
+            options.json ? printReply(reply) : print(reply.text, terminator: reply.text.hasSuffix("\n") ? "" : "\n")
         }
     }
 }

@@ -46,14 +46,14 @@ struct DeferredCommand: AsyncParsableCommand {
             abstract: "Finish pending deferred tasks online (batched, resumable).",
             discussion: "Interrupting (Ctrl-C, kill) is safe: progress is kept in the ledger and the next run resumes.")
         @Argument(help: "The store file.") var store: String
-        @Option(name: .customLong("batch-ms"), help: "Time budget of one batch, in milliseconds.") var batchMilliseconds = 20
-        @Option(name: .customLong("pause-ms"), help: "Pause after each batch, in milliseconds.") var pauseMilliseconds = 0
+        @Option(name: .customLong("batch-ms"), help: "Time budget of one batch, in milliseconds (1 to 60000).") var batchMilliseconds = 20
+        @Option(name: .customLong("pause-ms"), help: "Pause after each batch, in milliseconds (0 to 60000).") var pauseMilliseconds = 0
         @Flag(name: .customLong("one"), help: "Finish only the next task.") var onlyOne = false
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            guard batchMilliseconds > 0 else { throw ValidationError("--batch-ms must be positive") }
-            guard pauseMilliseconds >= 0 else { throw ValidationError("--pause-ms must not be negative") }
+            guard (1...60_000).contains(batchMilliseconds) else { throw ValidationError("--batch-ms must be between 1 and 60000 (got \(batchMilliseconds))") }
+            guard (0...60_000).contains(pauseMilliseconds) else { throw ValidationError("--pause-ms must be between 0 and 60000 (got \(pauseMilliseconds))") }
         }
 
         func run() async throws {

@@ -17,6 +17,10 @@ struct MigrateCommand: ParsableCommand {
             version, and running the command again resumes. --dry-run prints the path and each \
             hop's plan and writes nothing.
 
+            A migration after which none of the store's entities is left (every table dropped, \
+            usually a store given another application's model directory) is refused with exit \
+            status 3 unless --force is given.
+
             Examples:
               stratactl migrate var/post.sqlite --model config/models/Post --to "Post 4" --dry-run
               stratactl migrate var/aircraft.sqlite --model config/models/Aircraft \\
@@ -31,6 +35,7 @@ struct MigrateCommand: ParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the path and the plan of each hop; write nothing.") var dryRun = false
     @Flag(name: .customLong("defer"), help: "Record cleanup in the deferred ledger instead of running it now.") var deferCleanup = false
     @Option(help: "Write a backup of the store here (VACUUM INTO) before the first hop.") var backup: String?
+    @Flag(help: "Allow a migration after which none of the store's entities is left (it drops all the store's data); refused otherwise (exit 3).") var force = false
     @Flag(help: "Do not draw the progress bar.") var quiet = false
     @OptionGroup var output: OutputOptions
 
@@ -49,7 +54,8 @@ struct MigrateCommand: ParsableCommand {
             }
             let manager = try path.manager(customStages: customStages)
             let unused = path.unusedCustomStages(customStages).map(\.label)
-            var options = StagedMigrationOptions(deferCleanup: deferCleanup, backupURL: backup.map { URL(fileURLWithPath: $0) })
+            var options = StagedMigrationOptions(deferCleanup: deferCleanup, backupURL: backup.map { URL(fileURLWithPath: $0) },
+                                                 allowsDroppingAllEntities: force)
             options.logger.logLevel = .warning
             if dryRun {
                 try printDryRun(path: path, manager: manager, storeURL: storeURL, unused: unused, options: options)
@@ -88,7 +94,7 @@ struct MigrateCommand: ParsableCommand {
             throw error
         } catch let error as StagedMigrationError {
             FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
-            throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable, .invalidObjects, .stageLeftInvalidObjects].contains(error.code) ? 3 : 1)
+            throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable, .invalidObjects, .stageLeftInvalidObjects, .dropsEveryEntity].contains(error.code) ? 3 : 1)
         } catch {
             throw ExitStatus.fail(error)
         }

@@ -37,6 +37,7 @@ struct Stratactl: AsyncParsableCommand {
             DaemonCheckpointCommand.self,
             DaemonBackupCommand.self,
             DaemonReloadCommand.self,
+            DaemonMetricsCommand.self,
             MigrateCommand.self,
         ]
     )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import StrataDaemon
 
@@ -56,7 +57,11 @@ struct Stratad: AsyncParsableCommand {
         }
         JournalLogHandler.bootstrap(level: Logger.Level(rawValue: configuration.logLevel) ?? .info)
         let logger = Logger(label: "stratad")
-        let daemon = StrataDaemon(configuration: configuration, source: .init(path: path, overrides: overrides), logger: logger)
+        // Every swift-metrics metric goes to the daemon's Prometheus registry (Metrics(),
+        // `stratactl metrics`, metrics.textfile).
+        let metrics = DaemonMetrics()
+        MetricsSystem.bootstrap(metrics.factory)
+        let daemon = StrataDaemon(configuration: configuration, source: .init(path: path, overrides: overrides), logger: logger, metrics: metrics)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

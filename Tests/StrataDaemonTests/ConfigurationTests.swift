@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StrataDaemon
+import StrataVarlink
 
 /// A bad configuration is refused with the file, the key and the reason.
 struct ConfigurationTests {
@@ -67,7 +68,7 @@ struct ConfigurationTests {
     }
 
     @Test func interfaceFilesMatchTheServedDefinitions() throws {
-        for (file, served) in [("io.strata.Admin", InterfaceDefinitions.admin), ("io.strata.Store", InterfaceDefinitions.store)] {
+        for (file, served) in [("io.strata.Admin", StrataAdmin.definition), ("io.strata.Store", StrataStore.definition)] {
             let text = try String(contentsOf: Paths.packageRoot.appendingPathComponent("varlink/\(file).varlink"), encoding: .utf8)
             #expect(text.trimmingCharacters(in: .newlines) == served.trimmingCharacters(in: .newlines), "regenerate InterfaceDefinitions.swift from varlink/\(file).varlink")
         }

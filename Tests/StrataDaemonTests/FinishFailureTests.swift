@@ -5,6 +5,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// A deferred-work run that fails part-way (the disk fills up and the batch rolls back) is
 /// reported as failed, with the error and the tasks the ledger still holds — through the

@@ -2,6 +2,7 @@ import Foundation
 import Strata
 import Testing
 @testable import StrataDaemon
+import StrataVarlink
 
 /// The daemon opens stores with migration at open: a hop that would leave stored objects
 /// invalid is refused there too, before any write; the store is reported as failed and the
@@ -22,7 +23,7 @@ struct MigrationRefusalTests {
         let url = URL(fileURLWithPath: sandbox.path("notes.sqlite"))
         let store = try PersistentStore.open(at: url, model: v1)
         let context = ObjectContext(store: store)
-        for title in ["a", "b"] { try context.insert("Note", values: ["title": title]) }
+        for title in ["a", "b"] { _ = try context.insert("Note", values: ["title": title]) }
         try context.save()
         try store.close()
 

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// stratad spawned with NOTIFY_SOCKET pointing at a datagram socket the test owns.
 @Suite(.serialized, .timeLimit(.minutes(2)))
@@ -59,7 +60,7 @@ struct NotifyTests {
         }
         #expect(stores.map { $0["state"]?.stringValue } == ["ready", "failed", "ready"])
         #expect(stores[1]["error"]?.stringValue?.contains("notSQLite") == true)
-        #expect(daemon.log.contains("store failed to open"))
+        #expect(await daemon.logContains("store failed to open"))
         await daemon.stop()
     }
 

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// The Python `varlink` package (PyPI) as an outside client of both interfaces.
 @Suite(.serialized, .timeLimit(.minutes(2)))

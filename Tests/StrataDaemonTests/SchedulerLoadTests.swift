@@ -5,6 +5,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// End to end against the real `stratad`: clients write through the data socket while a store
 /// has deferred work pending. No deferred batch runs while they write; once they stop, work
@@ -22,11 +23,14 @@ struct SchedulerLoadTests {
         private let failures = Mutex<[String]>([])
         private let tasks = Mutex<[Task<Void, Never>]>([])
         private let phase = Mutex(0)
+        private let lastSent = Mutex<ContinuousClock.Instant?>(nil)
 
         init(socket: String) { self.socket = socket }
 
         var names: [String] { written.withLock { $0 } }
         var errors: [String] { failures.withLock { $0 } }
+        /// When the last request was sent: the daemon saw no request of theirs before it.
+        var lastRequestSent: ContinuousClock.Instant? { lastSent.withLock { $0 } }
 
         func start(count: Int = 3, interval: Duration = .milliseconds(10)) {
             running.withLock { $0 = true }
@@ -39,6 +43,7 @@ struct SchedulerLoadTests {
                             while self.running.withLock({ $0 }) {
                                 n += 1
                                 let name = "p\(phase)-c\(client)-\(n)"
+                                self.lastSent.withLock { $0 = .now }
                                 let reply = try await connection.call("io.strata.Store.Insert", [
                                     "store": "load", "entity": "Item", "values": ["name": .string(name), "rank": .int(Int64(n % 1000)), "payload": "client"],
                                 ])
@@ -149,7 +154,9 @@ struct SchedulerLoadTests {
 
         // 2. Clients stop: work starts once idle_after (1 s) has passed, not before.
         await clients.stop()
-        let stopped = ContinuousClock.now
+        // From the clients' last request (stop() returns later on a loaded machine, when their
+        // tasks have wound down).
+        let stopped = clients.lastRequestSent ?? ContinuousClock.now
         #expect(try await admin.waitFor(timeout: .seconds(15)) { try await admin.pending().rowsDone > 0 }, "\(daemon.log)")
         let startedAfter = ContinuousClock.now - stopped
         #expect(startedAfter >= .seconds(1), "work started \(startedAfter) after the clients stopped")

@@ -229,4 +229,30 @@ struct SchedulerRunTests {
         #expect(f.pending > 0)
         #expect(await f.scheduler.permission().allowed)
     }
+
+    @Test func aRequestTakesTheStoreOverFromASchedulerTurn() async throws {
+        let f = try Fixture(rows: 150_000)
+        defer { f.remove() }
+        await f.scheduler.tick()
+        f.clock.advance(.seconds(1))
+        await f.scheduler.tick()
+        #expect(await f.scheduler.status().state == .running)
+        #expect(await f.waitForProgress(), "the scheduler's turn ran no batch")
+        let byScheduler = f.rowsDone
+        #expect(f.hosted.isFinishing && !f.hosted.isFinishingOnRequest)
+
+        // `FinishDeferred --wait`: the turn ends at its next batch, the request finishes the rest.
+        let requests = DeferredWorkRunner(gate: SchedulerGate(), logger: Logger(label: "test.request"))
+        let results = await requests.finish([f.hosted], now: true, settings: SchedulerSettings()) { _, _ in }
+        let result = try #require(results.first)
+        #expect(result.error == nil, "\(result.error ?? "")")
+        #expect(result.report?.tasksRemaining == 0)
+        #expect((result.report?.rowsProcessed ?? 0) > 0 && byScheduler > 0, "both did part of the work")
+        #expect(f.pending == 0)
+        #expect(try f.count() == 150_000)
+        let status = await f.scheduler.status()
+        #expect(status.statistics.errors == 0, "\(status.statistics.lastError ?? "")")
+        #expect(status.workingOn == nil)
+        #expect(!f.hosted.isFinishing)
+    }
 }

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// Slow calls on one store neither delay another store's calls nor starve the watchdog
 /// loop: each store's blocking work runs on its own threads.

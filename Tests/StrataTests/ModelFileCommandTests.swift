@@ -99,9 +99,15 @@ enum StratactlProcess {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
+    /// `stratactl` was not found next to the tests nor in .build/debug.
+    struct CommandNotBuilt: Error, CustomStringConvertible {
+        var description: String { "stratactl is not built; run `swift build` first" }
+    }
+
     static func run(_ arguments: [String]) throws -> Result {
         let process = Process()
-        process.executableURL = try #require(executable)
+        guard let executable else { throw CommandNotBuilt() }
+        process.executableURL = executable
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -33,6 +33,9 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
         public static let uniquenessViolation = Code(rawValue: "uniquenessViolation")
         /// An invalid model was given.
         public static let invalidModel = Code(rawValue: "invalidModel")
+        /// The migration would drop every entity of the store (all its data) and that was not
+        /// allowed explicitly (``MigrationOptions/allowsDroppingAllEntities``).
+        public static let dropsEveryEntity = Code(rawValue: "dropsEveryEntity")
     }
 
     public var code: Code

@@ -30,11 +30,16 @@ public enum MigrationStageFile {
     public static func load(contentsOf url: URL, directory: ModelDirectory) throws(StagedMigrationError) -> [MigrationStage] {
         let text: String
         do {
-            text = try String(contentsOf: url, encoding: .utf8)
+            text = String(decoding: try InputFile.read(url.path, limit: ModelFile.maxFileSize, limitName: "ModelFile.maxFileSize"), as: UTF8.self)
         } catch {
-            throw StagedMigrationError(.unresolvableReference, "cannot read the stage file \(url.path): \(error.localizedDescription)")
+            throw StagedMigrationError(.unresolvableReference, "cannot read the stage file \(url.path): \(error.reason)")
         }
         let root: Any?
+        do {
+            try YAMLPreflight.check(text)
+        } catch {
+            throw StagedMigrationError(.unresolvableReference, "the stage file \(url.path), line \(error.line): \(error.message)")
+        }
         do {
             root = try Yams.load(yaml: text)
         } catch {

@@ -48,6 +48,9 @@ public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConve
         public static let stageLeftInvalidObjects = Code(rawValue: "stageLeftInvalidObjects")
         /// The store could not be read, backed up or written.
         public static let store = Code(rawValue: "store")
+        /// After the migration none of the store's entities would be left (all its data
+        /// dropped), and ``StagedMigrationOptions/allowsDroppingAllEntities`` is off.
+        public static let dropsEveryEntity = Code(rawValue: "dropsEveryEntity")
     }
 
     public var code: Code

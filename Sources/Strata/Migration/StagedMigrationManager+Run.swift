@@ -66,6 +66,15 @@ struct StagedMigrationRunner {
         }
     }
 
+    /// Refuses hops after which none of the store's entities is left, unless allowed.
+    func checkDataLoss(_ hops: [StagedMigrationHop]) throws(StagedMigrationError) {
+        do {
+            try DataLossGuard.check(hops.map { ($0.source, $0.destination) }, allowed: options.allowsDroppingAllEntities)
+        } catch {
+            throw StagedMigrationError(.dropsEveryEntity, "\(error); nothing was changed", path: path, underlying: "\(error)")
+        }
+    }
+
     func remainingHops(for metadata: StoreMetadata) throws(StagedMigrationError) -> [StagedMigrationHop] {
         var hops = Array(try chain.remainingHops(fromChecksum: metadata.modelChecksum, storeVersion: metadata.modelVersion, path: path))
         if let stop = options.stopAfterVersion {
@@ -83,6 +92,7 @@ struct StagedMigrationRunner {
         // Every hop is inferred before anything is written.
         var plans: [MigrationPlan] = []
         for hop in hops { plans.append(try hop.plan()) }
+        try checkDataLoss(hops)
         var report = StagedMigrationReport(startVersion: metadata.modelVersion, endVersion: metadata.modelVersion, hops: [],
                                            backupURL: nil, pendingDeferredTasks: metadata.deferred.count)
         if let backup = options.backupURL, FileManager.default.fileExists(atPath: backup.path) {
@@ -113,6 +123,7 @@ struct StagedMigrationRunner {
                                                       hop: 1, hopCount: hops.count, fromVersion: metadata.modelVersion, toVersion: metadata.modelVersion,
                                                       rowsTouched: 0, rowsWritten: 0))
                     try FileManager.default.createDirectory(at: backup.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try StoreFile.createEmptyFile(atPath: backup.path, mode: StoreOptions.defaultFileMode)
                     try db.execute(sql: "VACUUM INTO ?", arguments: [backup.path])
                     report.backupURL = backup
                     options.logger.notice("backed up store before staged migration", metadata: ["strata.store": "\(path)", "strata.backup": "\(backup.path)"])

@@ -14,9 +14,14 @@ public struct StagedMigrationOptions: Sendable {
     /// Stop after this version (by name) instead of the chain's end.
     public var stopAfterVersion: String?
     public var logger: Logger
+    /// Allow a migration after which none of the store's entities is left (all its data
+    /// dropped); refused by default (``StagedMigrationError/Code/dropsEveryEntity``).
+    public var allowsDroppingAllEntities: Bool
 
     public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,
-                stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration")) {
+                stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration"),
+                allowsDroppingAllEntities: Bool = false) {
+        self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.deferCleanup = deferCleanup
         self.backupURL = backupURL
         self.busyTimeout = busyTimeout

@@ -15,6 +15,12 @@ enum StoreMigrator {
             throw StoreError(.incompatibleModel, path: path, "the store is at '\(metadata.modelVersion)' and automatic inference is off; use a staged migration to reach '\(model.version)'",
                              storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
         }
+        do {
+            try DataLossGuard.check([(source, model)], allowed: options.allowsDroppingAllEntities)
+        } catch {
+            throw StoreError(.migrationRefused, path: path, "\(error); nothing was changed",
+                             storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
+        }
         let plan: MigrationPlan
         do {
             plan = try MigrationPlan.infer(from: source, to: model)

@@ -136,15 +136,18 @@ public enum ModelFile {
         }
     }
 
+    /// The largest model file (or manifest, or Core Data `contents`) read: 16 MiB. A model
+    /// of a thousand entities is a few hundred kilobytes.
+    public static let maxFileSize = 16 << 20
+
     /// Reads a file's bytes, turning I/O failures into ``ModelError/Code/unreadableFile``.
+    /// Only a regular file of at most ``maxFileSize`` bytes is read; a FIFO or device is
+    /// refused without blocking.
     static func readFile(_ url: URL) throws(ModelError) -> Data {
         do {
-            return try Data(contentsOf: url)
+            return try InputFile.read(url.path, limit: maxFileSize, limitName: "ModelFile.maxFileSize")
         } catch {
-            let reason = FileManager.default.fileExists(atPath: url.path)
-                ? "cannot read the file: \(error.localizedDescription)"
-                : "no such file"
-            throw ModelError(.unreadableFile, reason, file: url.path)
+            throw ModelError(.unreadableFile, error.reason, file: url.path)
         }
     }
 }

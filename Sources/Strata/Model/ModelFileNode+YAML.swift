@@ -6,11 +6,20 @@ import Yams
 extension ModelFileNode {
     /// Parses the first YAML document of `text`. Plain scalars stay uninterpreted
     /// (``Content/plain``); quoted and block scalars are strings. Aliases are expanded;
-    /// duplicate keys are an error.
+    /// duplicate keys are an error. A document nested too deep or expanding to too many
+    /// nodes (an alias bomb) is refused before Yams builds it (``YAMLPreflight``).
     static func parseYAML(_ text: String) throws(ModelFileSyntaxError) -> ModelFileNode {
+        do {
+            try YAMLPreflight.check(text)
+        } catch {
+            throw ModelFileSyntaxError(message: error.message, line: error.line)
+        }
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            // The basic resolver: the decoder interprets plain scalars itself, and the default
+            // resolver's regular expressions (run on every mapping key Yams hashes) were most
+            // of the time spent reading a large model.
+            root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw ModelFileSyntaxError(message: "invalid YAML: \(Self.describe(error))", line: Self.line(of: error))
         } catch {

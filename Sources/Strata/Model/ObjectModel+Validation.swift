@@ -49,11 +49,13 @@ extension ObjectModel {
         }
         guard errors.isEmpty else { return errors }
 
-        for entity in entities { validateProperties(of: entity, into: &errors) }
+        // One layout for every check below (computing it per entity made validation cubic in
+        // the number of entities).
+        let layout = StorageLayout(model: self)
+        for entity in entities { validateProperties(of: entity, layout: layout, into: &errors) }
         guard errors.isEmpty else { return errors }
 
         // Columns: two properties of one hierarchy must not land in the same column.
-        let layout = StorageLayout(model: self)
         for table in layout.tables.values.sorted(by: { $0.name < $1.name }) {
             var seen: [String: ColumnLayout] = [:]
             for column in table.columns {
@@ -95,7 +97,7 @@ extension ObjectModel {
         return errors
     }
 
-    private func validateProperties(of entity: Entity, into errors: inout [ModelError]) {
+    private func validateProperties(of entity: Entity, layout: StorageLayout, into errors: inout [ModelError]) {
         func fail(_ code: ModelError.Code, _ reason: String, property: String? = nil) {
             errors.append(ModelError(code, reason, version: version, entity: entity.name, property: property))
         }
@@ -137,7 +139,6 @@ extension ObjectModel {
             }
         }
 
-        let layout = StorageLayout(model: self)
         guard let entityLayout = layout.entity(entity.name) else { return }
         let transient = Set(allAttributes(of: entity.name).filter(\.isTransient).map(\.name))
         for index in entity.indexes {

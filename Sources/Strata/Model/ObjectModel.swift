@@ -16,7 +16,9 @@ public struct ObjectModel: Sendable, Hashable {
     /// The version's name (`"Aircraft 1"`), used in messages and model directories.
     /// Not part of the checksum.
     public var version: String
-    public var entities: [Entity]
+    public var entities: [Entity] {
+        didSet { lookup = ModelLookup() }
+    }
     /// The name of the version that follows this one in a progressive migration graph, if any.
     /// Not part of the checksum.
     public var nextVersion: String?
@@ -26,6 +28,8 @@ public struct ObjectModel: Sendable, Hashable {
     /// `userDefinedModelVersionIdentifier`, recorded in a Core Data store's
     /// `NSStoreModelVersionIdentifiers`). Not part of the checksum.
     public var versionIdentifier: String?
+    /// Entity lookups by name and parent, built once per set of entities (not part of equality).
+    private var lookup = ModelLookup()
 
     public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:],
                 versionIdentifier: String? = nil) {
@@ -36,9 +40,27 @@ public struct ObjectModel: Sendable, Hashable {
         self.versionIdentifier = versionIdentifier
     }
 
+    // MARK: - Equality
+
+    public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool {
+        lhs.version == rhs.version && lhs.entities == rhs.entities && lhs.nextVersion == rhs.nextVersion
+            && lhs.userInfo == rhs.userInfo && lhs.versionIdentifier == rhs.versionIdentifier
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(version)
+        hasher.combine(entities)
+        hasher.combine(nextVersion)
+        hasher.combine(userInfo)
+        hasher.combine(versionIdentifier)
+    }
+
     // MARK: - Lookup
 
-    public func entity(named name: String) -> Entity? { entities.first { $0.name == name } }
+    /// The entity named `name` (the first one, in a model that declares a name twice).
+    public func entity(named name: String) -> Entity? {
+        lookup.index(of: entities).positionByName[name].map { entities[$0] }
+    }
 
     /// The entity at the top of `name`'s inheritance chain (itself when it has no parent).
     public func rootEntity(of name: String) -> Entity? {
@@ -54,8 +76,9 @@ public struct ObjectModel: Sendable, Hashable {
     /// The chain from `name` up to its root: `[name, parent, …, root]`.
     public func ancestry(of name: String) -> [Entity] {
         var chain: [Entity] = []
+        var seen: Set<String> = []
         var current = entity(named: name)
-        while let e = current, !chain.contains(where: { $0.name == e.name }) {
+        while let e = current, seen.insert(e.name).inserted {
             chain.append(e)
             current = e.parent.flatMap(entity(named:))
         }
@@ -63,16 +86,29 @@ public struct ObjectModel: Sendable, Hashable {
     }
 
     /// The direct sub-entities of `name`.
-    public func subentities(of name: String) -> [Entity] { entities.filter { $0.parent == name } }
+    public func subentities(of name: String) -> [Entity] {
+        (lookup.index(of: entities).childrenByParent[name] ?? []).map { entities[$0] }
+    }
 
     /// `name` and every entity below it, depth first.
     public func hierarchy(of name: String) -> [Entity] {
-        guard let e = entity(named: name) else { return [] }
-        return [e] + subentities(of: name).flatMap { hierarchy(of: $0.name) }
+        guard let root = entity(named: name) else { return [] }
+        // Depth first, iteratively (an inheritance chain may be long), never visiting an
+        // entity twice (an invalid model may have a cycle).
+        let index = lookup.index(of: entities)
+        var result: [Entity] = []
+        var visited: Set<String> = []
+        var stack: [Entity] = [root]
+        while let entity = stack.popLast() {
+            guard visited.insert(entity.name).inserted else { continue }
+            result.append(entity)
+            for position in (index.childrenByParent[entity.name] ?? []).reversed() { stack.append(entities[position]) }
+        }
+        return result
     }
 
     /// The entities with no parent, each the owner of one table.
-    public var rootEntities: [Entity] { entities.filter { $0.parent == nil } }
+    public var rootEntities: [Entity] { lookup.index(of: entities).roots.map { entities[$0] } }
 
     /// Attributes of `name` including inherited ones, root first (transient ones included).
     public func allAttributes(of name: String) -> [Attribute] {

@@ -34,8 +34,16 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses `format` with an array of arguments.
+    ///
+    /// A format longer than ``PredicateLimits/maxFormatLength`` or nested deeper than
+    /// ``PredicateLimits/maxNestingDepth`` is refused (code ``FetchPredicateError/Code/limitExceeded``).
     public init(format: String, arguments: [any PredicateArgument]) throws(FetchPredicateError) {
-        var parser = PredicateParser(format: format, arguments: arguments.map(\.predicateOperand))
+        try self.init(format: format, arguments: arguments, limits: .standard)
+    }
+
+    /// Parses `format` under other limits (benchmarks and tests).
+    package init(format: String, arguments: [any PredicateArgument], limits: PredicateLimits) throws(FetchPredicateError) {
+        var parser = PredicateParser(format: format, arguments: arguments.map(\.predicateOperand), limits: limits)
         self.expression = try parser.parse()
     }
 

@@ -39,6 +39,10 @@ public struct FetchPredicateError: Error, Sendable, Hashable, CustomStringConver
         case invalidAggregate
         /// The fetch request itself is invalid (a negative limit or offset).
         case invalidRequest
+        /// The predicate, a keypath or the request goes past one of the ``PredicateLimits``
+        /// (nesting depth, length, keypath components, joined tables, sort keys, bound values);
+        /// the message names the limit.
+        case limitExceeded
     }
 
     public var code: Code

@@ -26,20 +26,26 @@ import Foundation
 /// to-many keypaths are subqueries, so no row is ever repeated and no `DISTINCT` is needed.
 ///
 /// Every error is a ``FetchPredicateError``: an unknown entity, an unknown keypath, an operator or
-/// value that does not fit a keypath's type, a negative limit or offset.
+/// value that does not fit a keypath's type, a negative limit or offset, or a request past one
+/// of the ``PredicateLimits`` (code ``FetchPredicateError/Code/limitExceeded``).
 public struct FetchQuery {
     /// `SELECT` of every column of the entity table (as listed by the layout, in order) for the
     /// rows matching `request`, sorted, limited and offset.
     public static func select(_ request: FetchRequest, layout: StorageLayout) throws(FetchPredicateError) -> SQLFragment {
-        let parts = try Parts(request, layout: layout, sorted: true)
+        try select(request, layout: layout, limits: .standard)
+    }
+
+    /// ``select(_:layout:)`` under other limits (benchmarks and tests).
+    package static func select(_ request: FetchRequest, layout: StorageLayout, limits: PredicateLimits) throws(FetchPredicateError) -> SQLFragment {
+        let parts = try Parts(request, layout: layout, sorted: true, limits: limits)
         let columns = parts.table.columns.map { "t0.\(quoteIdentifier($0.name))" }.joined(separator: ", ")
-        return parts.query(selecting: columns, window: true)
+        return try parts.checked(parts.query(selecting: columns, window: true))
     }
 
     /// `SELECT t0."_pk"` of the rows matching `request`, sorted, limited and offset.
     public static func selectPrimaryKeys(_ request: FetchRequest, layout: StorageLayout) throws(FetchPredicateError) -> SQLFragment {
-        let parts = try Parts(request, layout: layout, sorted: true)
-        return parts.query(selecting: "t0.\(quoteIdentifier(StorageLayout.primaryKeyColumn))", window: true)
+        let parts = try Parts(request, layout: layout, sorted: true, limits: .standard)
+        return try parts.checked(parts.query(selecting: "t0.\(quoteIdentifier(StorageLayout.primaryKeyColumn))", window: true))
     }
 
     /// `SELECT COUNT(*)` of the rows matching `request`. Sort descriptors are ignored.
@@ -48,11 +54,11 @@ public struct FetchQuery {
     /// with a ``FetchRequest/fetchLimit`` or ``FetchRequest/fetchOffset`` it is
     /// `min(limit, max(0, matches - offset))`, without them the number of matches.
     public static func count(_ request: FetchRequest, layout: StorageLayout) throws(FetchPredicateError) -> SQLFragment {
-        let parts = try Parts(request, layout: layout, sorted: false)
+        let parts = try Parts(request, layout: layout, sorted: false, limits: .standard)
         if request.fetchLimit == nil && request.fetchOffset == 0 {
-            return parts.query(selecting: "COUNT(*)", window: false)
+            return try parts.checked(parts.query(selecting: "COUNT(*)", window: false))
         }
-        let inner = parts.query(selecting: "t0.\(quoteIdentifier(StorageLayout.primaryKeyColumn))", window: true)
+        let inner = try parts.checked(parts.query(selecting: "t0.\(quoteIdentifier(StorageLayout.primaryKeyColumn))", window: true))
         return SQLFragment("SELECT COUNT(*) FROM (\(inner.sql))", inner.arguments)
     }
 
@@ -64,8 +70,10 @@ public struct FetchQuery {
         var orderBy: [String] = []
         var limit: Int?
         var offset: Int
+        var limits: PredicateLimits
+        var entityName: String
 
-        init(_ request: FetchRequest, layout: StorageLayout, sorted: Bool) throws(FetchPredicateError) {
+        init(_ request: FetchRequest, layout: StorageLayout, sorted: Bool, limits: PredicateLimits) throws(FetchPredicateError) {
             guard let entity = layout.entity(request.entityName), let table = layout.tables[entity.table] else {
                 let names = layout.model.entities.map(\.name)
                 let hint = FetchPredicateError.suggestions(for: request.entityName, in: names)
@@ -79,11 +87,16 @@ public struct FetchQuery {
             guard request.fetchOffset >= 0 else {
                 throw FetchPredicateError(.invalidRequest, "fetchOffset must not be negative (got \(request.fetchOffset))", entity: request.entityName)
             }
+            if sorted, request.sortDescriptors.count > limits.maxSortDescriptors {
+                throw FetchPredicateError(.limitExceeded, "the fetch has \(request.sortDescriptors.count) sort keys, more than the limit of \(limits.maxSortDescriptors) (maxSortDescriptors); sort by fewer keys", entity: request.entityName)
+            }
             self.table = table
             self.limit = request.fetchLimit
             self.offset = request.fetchOffset
+            self.limits = limits
+            self.entityName = request.entityName
 
-            let compiler = PredicateCompiler(layout: layout, rootEntity: request.entityName)
+            let compiler = PredicateCompiler(layout: layout, rootEntity: request.entityName, limits: limits)
             let scope = QueryScope(entityName: request.entityName, alias: "t0")
 
             if entity.hasEntityColumn {
@@ -113,6 +126,14 @@ public struct FetchQuery {
                 orderBy.append("t0.\(quoteIdentifier(StorageLayout.primaryKeyColumn))")
             }
             from = "\(quoteIdentifier(table.name)) AS t0\(scope.joinSQL)"
+        }
+
+        /// `fragment`, unless it binds more values than SQLite accepts in one statement.
+        func checked(_ fragment: SQLFragment) throws(FetchPredicateError) -> SQLFragment {
+            guard fragment.arguments.count <= limits.maxBoundValues else {
+                throw FetchPredicateError(.limitExceeded, "the fetch binds \(fragment.arguments.count) values, more than the limit of \(limits.maxBoundValues) (maxBoundValues; SQLite's limit of parameters in one statement); pass shorter IN lists or split the fetch", entity: entityName)
+            }
+            return fragment
         }
 
         func query(selecting columns: String, window: Bool) -> SQLFragment {

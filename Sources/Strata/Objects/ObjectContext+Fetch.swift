@@ -9,8 +9,9 @@ extension ObjectContext {
     /// objects already registered are returned as they are in the context, with their
     /// unsaved changes.
     ///
-    /// - Throws: ``FetchPredicateError`` for an unknown entity or keypath or a bad predicate;
-    ///   ``ObjectContextError`` for store failures.
+    /// - Throws: ``FetchPredicateError`` for an unknown entity or keypath, a bad predicate, or
+    ///   a request past the ``PredicateLimits`` or SQLite's own limits (code
+    ///   ``FetchPredicateError/Code/limitExceeded``); ``ObjectContextError`` for store failures.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let fragment = try FetchQuery.select(request, layout: storeLayout)
         guard let layout = storeLayout.entity(request.entityName) else { return [] }
@@ -40,6 +41,7 @@ extension ObjectContext {
                 try Int.fetchOne(db, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0
             }
         } catch let error as DatabaseError {
+            if let limit = FetchPredicateError.sqliteLimit(error.message, entity: request.entityName) { throw limit }
             throw ObjectContextError(.store, "count failed", storeError: StoreError.from(error, path: storePath, while: "counting"))
         }
     }

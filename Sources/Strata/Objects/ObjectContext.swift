@@ -211,6 +211,9 @@ public final class ObjectContext {
     public func object(with id: ObjectID) throws -> ManagedObject {
         if let object = registered[id] { return object }
         if let object = inserted.first(where: { $0.objectID == id }) { return object }
+        if id.isTemporary {
+            throw ObjectContextError(.objectNotFound, "no object \(id): a negative key (\(id.primaryKey)) is a temporary identifier, and no object inserted in this context has it; saved objects have positive keys", entity: id.entityName, objectID: id)
+        }
         guard let layout = storeLayout.entity(id.entityName) else {
             throw ObjectContextError(.unknownEntity, "no entity '\(id.entityName)' in model '\(model.version)'", entity: id.entityName)
         }
@@ -286,6 +289,7 @@ public final class ObjectContext {
                 return result
             }
         } catch let error as DatabaseError {
+            if let limit = FetchPredicateError.sqliteLimit(error.message, entity: rootEntity) { throw limit }
             throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
         }
     }

@@ -22,8 +22,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(primaryKey)
     }
 
-    /// `Aircraft/p12` (or `Aircraft/t3` while temporary).
-    public var description: String { isTemporary ? "\(entityName)/t\(-primaryKey)" : "\(entityName)/p\(primaryKey)" }
+    /// `Aircraft/p12` (or `Aircraft/t3` while temporary). Any key prints, `Int64.min` included
+    /// (an identifier built from a client's number is not trusted to be in range).
+    public var description: String {
+        isTemporary ? "\(entityName)/t\(primaryKey.magnitude)" : "\(entityName)/p\(primaryKey)"
+    }
 
     /// A URI naming the object in a store: `strata://STORE-ID/Aircraft/p12`.
     public func uri(storeIdentifier: String) -> URL {

@@ -15,9 +15,16 @@ final class QueryScope {
     }
 
     /// The alias of the row a to-one foreign key points to, adding the LEFT JOIN the first time.
-    func join(from ownerAlias: String, foreignKey: String, table: String, compiler: PredicateCompiler) -> String {
+    ///
+    /// - Throws: ``FetchPredicateError/Code/limitExceeded`` when the scope already joins
+    ///   ``PredicateLimits/maxJoinedTables`` tables (SQLite allows 64 tables in one join).
+    func join(from ownerAlias: String, foreignKey: String, table: String, compiler: PredicateCompiler,
+              keyPath: String, site: ErrorSite) throws(FetchPredicateError) -> String {
         let key = "\(ownerAlias).\(foreignKey)"
         if let alias = joinAliases[key] { return alias }
+        guard joins.count < compiler.limits.maxJoinedTables else {
+            throw compiler.fail(.limitExceeded, "the keypaths of this fetch go through more than \(compiler.limits.maxJoinedTables) to-one relationships from '\(entityName)' (maxJoinedTables; SQLite joins at most 64 tables in one query); the limit was reached at '\(PredicateCompiler.abbreviated(keyPath))'. Use fewer distinct to-one keypaths, or split the fetch", site, keyPath: keyPath)
+        }
         let alias = compiler.newAlias("t")
         joinAliases[key] = alias
         joins.append(" LEFT JOIN \(quoteIdentifier(table)) AS \(alias) ON \(alias).\(quoteIdentifier(StorageLayout.primaryKeyColumn)) = \(ownerAlias).\(quoteIdentifier(foreignKey))")
@@ -69,7 +76,16 @@ struct ErrorSite {
 extension PredicateCompiler {
     // MARK: - Keypath resolution
 
+    /// Resolves `keyPath` in `scope`, adding the LEFT JOINs its to-one hops need.
+    ///
+    /// Runs in time linear in the keypath's length: at each hop only as many components are
+    /// tried as the entity's longest attribute keypath has (composite leaves), and the
+    /// messages that quote the path walked so far are only built on failure.
     func resolve(_ keyPath: String, in scope: QueryScope, at site: ErrorSite) throws(FetchPredicateError) -> ResolvedKeyPath {
+        let componentCount = keyPath.utf8.reduce(1) { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) }
+        guard componentCount <= limits.maxKeyPathComponents else {
+            throw fail(.limitExceeded, "the keypath '\(Self.abbreviated(keyPath))' has \(componentCount) components, more than the limit of \(limits.maxKeyPathComponents) (maxKeyPathComponents); shorten the chain of relationships", site, keyPath: keyPath)
+        }
         var components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if components.first == "self" || components.first == "SELF" { components.removeFirst() }
         if components.contains("") {
@@ -85,10 +101,11 @@ extension PredicateCompiler {
             guard let entityLayout = layout.entity(entityName) else {
                 throw fail(.unknownEntity, "the model has no entity '\(entityName)'", site, keyPath: keyPath)
             }
-            let walked = components[..<i].joined(separator: ".")
-            let via = i == 0 ? "" : " (reached through '\(walked)')"
+            let hop = i
+            func via() -> String { hop == 0 ? "" : " (reached through '\(components[..<hop].joined(separator: "."))')" }
             // Attributes and composite leaves, longest match first (`colorScheme.primary`).
-            for j in stride(from: components.count, to: i, by: -1) {
+            let longest = min(components.count, i + attributeKeyPathDepth(of: entityName, entityLayout))
+            for j in stride(from: longest, to: i, by: -1) {
                 let key = components[i..<j].joined(separator: ".")
                 guard let column = entityLayout.attributeColumns[key] else { continue }
                 if j == components.count {
@@ -99,7 +116,7 @@ extension PredicateCompiler {
                     ? "'\(next)' needs a to-many relationship before it"
                     : "an attribute has no properties"
                 throw fail(next.hasPrefix("@") ? .invalidAggregate : .unknownKeyPath,
-                           "in keypath '\(keyPath)', '\(key)' is a \(column.attribute.type.rawValue) attribute of entity '\(entityName)'\(via); \(what)",
+                           "in keypath '\(keyPath)', '\(key)' is a \(column.attribute.type.rawValue) attribute of entity '\(entityName)'\(via()); \(what)",
                            site, keyPath: keyPath)
             }
             let name = components[i]
@@ -108,11 +125,11 @@ extension PredicateCompiler {
                 if i + 1 < components.count {
                     let wanted = components[i...].joined(separator: ".")
                     throw fail(.unknownKeyPath,
-                               "entity '\(entityName)'\(via) has no composite leaf '\(wanted)' (in keypath '\(keyPath)'); its leaves are \(leaves.joined(separator: ", "))\(FetchPredicateError.didYouMean(FetchPredicateError.suggestions(for: wanted, in: leaves)))",
+                               "entity '\(entityName)'\(via()) has no composite leaf '\(wanted)' (in keypath '\(keyPath)'); its leaves are \(leaves.joined(separator: ", "))\(FetchPredicateError.didYouMean(FetchPredicateError.suggestions(for: wanted, in: leaves)))",
                                site, keyPath: keyPath)
                 }
                 throw fail(.invalidOperator,
-                           "'\(keyPath)' is a composite attribute of entity '\(entityName)'\(via) and cannot be used as a whole; use one of its leaves: \(leaves.joined(separator: ", "))",
+                           "'\(keyPath)' is a composite attribute of entity '\(entityName)'\(via()) and cannot be used as a whole; use one of its leaves: \(leaves.joined(separator: ", "))",
                            site, keyPath: keyPath)
             }
             if let relationship = model.relationship(name, of: entityName), let storage = entityLayout.relationships[name] {
@@ -132,7 +149,7 @@ extension PredicateCompiler {
                                "'\(components[i + 1])' needs a to-many relationship, but '\(components[...i].joined(separator: "."))' is a to-one relationship of entity '\(entityName)' (in keypath '\(keyPath)')",
                                site, keyPath: keyPath)
                 }
-                alias = scope.join(from: alias, foreignKey: column, table: table, compiler: self)
+                alias = try scope.join(from: alias, foreignKey: column, table: table, compiler: self, keyPath: keyPath, site: site)
                 entityName = relationship.destination
                 i += 1
                 continue
@@ -140,8 +157,21 @@ extension PredicateCompiler {
             if name.hasPrefix("@") {
                 throw fail(.invalidAggregate, "'\(name)' must follow a to-many relationship, as in items.\(name) (in keypath '\(keyPath)')", site, keyPath: keyPath)
             }
-            throw unknownProperty(name, of: entityName, via: via, keyPath: keyPath, site: site)
+            throw unknownProperty(name, of: entityName, via: via(), keyPath: keyPath, site: site)
         }
+    }
+
+    /// The most dot-separated components of an attribute keypath of `entityName` (cached).
+    private func attributeKeyPathDepth(of entityName: String, _ entityLayout: EntityLayout) -> Int {
+        if let depth = attributeKeyPathDepth[entityName] { return depth }
+        let depth = entityLayout.attributeColumns.keys.map { key in key.utf8.reduce(1) { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) } }.max() ?? 0
+        attributeKeyPathDepth[entityName] = depth
+        return depth
+    }
+
+    /// A keypath shortened for a message: its first 60 and last 20 characters.
+    static func abbreviated(_ keyPath: String) -> String {
+        keyPath.count <= 100 ? keyPath : "\(keyPath.prefix(60))…\(keyPath.suffix(20))"
     }
 
     private func unknownProperty(_ name: String, of entityName: String, via: String, keyPath: String, site: ErrorSite) -> FetchPredicateError {

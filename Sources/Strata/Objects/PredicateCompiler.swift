@@ -15,13 +15,18 @@ final class PredicateCompiler {
     let layout: StorageLayout
     /// The entity the fetch is for (named in errors).
     let rootEntity: String
+    let limits: PredicateLimits
     private var aliasCounter = 0
+    /// Per entity: the most dot-separated components an attribute keypath of it has
+    /// (`colorScheme.primary` is 2), so that keypath resolution only tries that many.
+    var attributeKeyPathDepth: [String: Int] = [:]
 
     var model: ObjectModel { layout.model }
 
-    init(layout: StorageLayout, rootEntity: String) {
+    init(layout: StorageLayout, rootEntity: String, limits: PredicateLimits = .standard) {
         self.layout = layout
         self.rootEntity = rootEntity
+        self.limits = limits
     }
 
     func newAlias(_ prefix: String) -> String {
@@ -31,17 +36,28 @@ final class PredicateCompiler {
 
     // MARK: - Boolean structure
 
-    func compile(_ expression: PredicateExpression, in scope: QueryScope) throws(FetchPredicateError) -> SQLFragment {
+    /// - Parameter depth: how many NOT/AND/OR enclose `expression`. A parsed format is bounded
+    ///   by the parser (each `(` can open an OR and an AND level: at most
+    ///   2 × ``PredicateLimits/maxNestingDepth`` + 2 levels); a tree built in code that nests
+    ///   deeper than that is refused here, before the recursion can exhaust the stack.
+    func compile(_ expression: PredicateExpression, in scope: QueryScope, depth: Int = 0) throws(FetchPredicateError) -> SQLFragment {
+        let maxTreeDepth = 2 * limits.maxNestingDepth + 2
+        guard depth <= maxTreeDepth else {
+            throw FetchPredicateError(.limitExceeded, "the predicate nests more than \(maxTreeDepth) levels of NOT, AND and OR (2 × maxNestingDepth + 2); flatten it", entity: rootEntity)
+        }
         switch expression {
         case .constant(let b):
             return SQLFragment(b ? "1" : "0")
         case .not(let inner):
-            let sql = try compile(inner, in: scope)
+            let sql = try compile(inner, in: scope, depth: depth + 1)
             return SQLFragment("(\(sql.sql)) IS NOT 1", sql.arguments)
         case .and(let parts), .or(let parts):
-            guard !parts.isEmpty else { return SQLFragment(expression == .and([]) ? "1" : "0") }
+            guard !parts.isEmpty else {
+                if case .and = expression { return SQLFragment("1") }
+                return SQLFragment("0")
+            }
             var fragments: [SQLFragment] = []
-            for part in parts { fragments.append(try compile(part, in: scope)) }
+            for part in parts { fragments.append(try compile(part, in: scope, depth: depth + 1)) }
             if fragments.count == 1 { return fragments[0] }
             let glue: String
             if case .and = expression { glue = " AND " } else { glue = " OR " }

@@ -22,17 +22,28 @@ struct PredicateParser {
     let format: String
     private let bytes: [UInt8]
     private let arguments: [PredicateOperand]
+    private let limits: PredicateLimits
     private var argumentIndex = 0
     private var tokens: [Token] = []
     private var index = 0
+    /// How many `(`, `NOT` and `{` enclose the current token (bounded by ``PredicateLimits/maxNestingDepth``,
+    /// so that neither this recursive parser nor anything walking the tree can exhaust the stack).
+    private var depth = 0
 
-    init(format: String, arguments: [PredicateOperand]) {
+    init(format: String, arguments: [PredicateOperand], limits: PredicateLimits = .standard) {
         self.format = format
         self.bytes = Array(format.utf8)
         self.arguments = arguments
+        self.limits = limits
     }
 
     mutating func parse() throws(FetchPredicateError) -> PredicateExpression {
+        guard bytes.count <= limits.maxFormatLength else {
+            throw FetchPredicateError(
+                .limitExceeded,
+                "the predicate is \(bytes.count) bytes long, more than the limit of \(limits.maxFormatLength) bytes (maxFormatLength); pass long values as %@ arguments or split the fetch",
+                format: String(decoding: bytes.prefix(120), as: UTF8.self) + "…", position: nil)
+        }
         tokens = try lex()
         let expression = try parseOr()
         switch current.kind {
@@ -67,13 +78,28 @@ struct PredicateParser {
     }
 
     private mutating func parseNot() throws(FetchPredicateError) -> PredicateExpression {
-        if matchKeyword("NOT") || matchSymbol("!") { return .not(try parseNot()) }
+        let token = current
+        if matchKeyword("NOT") || matchSymbol("!") {
+            try enterNesting(at: token)
+            defer { depth -= 1 }
+            return .not(try parseNot())
+        }
         return try parsePrimary()
+    }
+
+    /// Counts one more level of nesting, refusing to go past ``PredicateLimits/maxNestingDepth``.
+    private mutating func enterNesting(at token: Token) throws(FetchPredicateError) {
+        depth += 1
+        guard depth <= limits.maxNestingDepth else {
+            throw error(.limitExceeded, "the predicate nests more than \(limits.maxNestingDepth) levels deep here (parentheses, NOT and {lists} together; maxNestingDepth); flatten it: join conditions with AND/OR, drop double NOTs, pass lists as IN %@ arguments", at: token)
+        }
     }
 
     private mutating func parsePrimary() throws(FetchPredicateError) -> PredicateExpression {
         let open = current
         if matchSymbol("(") {
+            try enterNesting(at: open)
+            defer { depth -= 1 }
             let inner = try parseOr()
             guard matchSymbol(")") else {
                 throw error(.syntax, "expected ')' to close the '(' at offset \(open.offset), found \(current.display)", at: current)
@@ -201,6 +227,8 @@ struct PredicateParser {
             return .value(try number(text, negative: true, at: numberToken))
         case .symbol("{"):
             advance()
+            try enterNesting(at: token)
+            defer { depth -= 1 }
             var items: [PredicateOperand] = []
             if matchSymbol("}") { return .list(items) }
             repeat {

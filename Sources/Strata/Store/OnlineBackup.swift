@@ -69,6 +69,8 @@ final class OnlineBackup: @unchecked Sendable {
         } catch {
             throw StoreError(.readOnly, path: storePath, "cannot create the backup directory \(destination.deletingLastPathComponent().path): \(error.localizedDescription)")
         }
+        // Created owner-only before SQLite opens it: a backup holds every row of the store.
+        try StoreFile.createEmptyFile(atPath: partial.path, mode: StoreOptions.defaultFileMode)
         var handle: OpaquePointer?
         guard sqlite3_open_v2(partial.path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -98,6 +98,7 @@ public final class PersistentStore: Sendable {
             throw StoreError(.readOnly, path: path, "cannot create the directory \(directory.path): \(error.localizedDescription); create it or choose another path")
         }
         let identifier = UUID().uuidString
+        try StoreFile.createEmptyFile(atPath: path, mode: options.fileMode)
         do {
             // auto_vacuum must be chosen before the first table exists, and before WAL.
             let setup = try DatabaseQueue(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout))
@@ -188,7 +189,8 @@ public final class PersistentStore: Sendable {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(busyTimeout)
+        // SQLite takes whole milliseconds in an Int32: keep any TimeInterval in range (NaN is 0).
+        configuration.busyMode = .timeout(busyTimeout > 0 ? min(busyTimeout, StoreOptions.maximumBusyTimeout) : 0)
         configuration.label = "strata"
         configuration.prepareDatabase { db in
             StoreConnection.prepare(db)
@@ -224,10 +226,12 @@ public final class PersistentStore: Sendable {
         if FileManager.default.fileExists(atPath: destination.path) {
             throw StoreError(.sqlite, path: path, "backup destination \(destination.path) already exists; choose a new path")
         }
+        try StoreFile.createEmptyFile(atPath: destination.path, mode: options.fileMode)
         do {
             // A reader connection outside any transaction: writers keep going during the copy.
             try database.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [destination.path]) }
         } catch {
+            try? FileManager.default.removeItem(atPath: destination.path)
             throw StoreError.from(error, path: path, while: "backing up to \(destination.path)")
         }
     }
@@ -237,7 +241,7 @@ public final class PersistentStore: Sendable {
         // A paused online backup reads through the writer connection: abandon it first (the
         // ledger keeps the task; the next run starts the copy over).
         if let backup = backupInProgress.withLock({ slot -> OnlineBackup? in defer { slot = nil }; return slot }) {
-            _ = try? database.writeWithoutTransaction { _ in backup.abort() }
+            database.writeWithoutTransaction { _ in backup.abort() }
         }
         for buffer in indexBuffers.withLock({ buffers in defer { buffers = [:] }; return Array(buffers.values) }) { buffer.close() }
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }

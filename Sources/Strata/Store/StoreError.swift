@@ -9,6 +9,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {
         /// The file is not an SQLite database (wrong header).
         case notSQLite
+        /// The path (or its `-wal`, `-shm` or `-journal` companion) is a FIFO, socket or
+        /// device: refused before anything opens it, since opening it could block forever.
+        case notRegularFile
         /// The file is shorter than its header says: it was cut off.
         case truncated
         /// SQLite reports corruption.
@@ -92,7 +95,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             return StoreError(.corrupt, path: path, "\(action) failed: the database is corrupt (\(message)); run `stratactl inspect --check` and restore from a backup", sqliteCode: db.extendedResultCode.rawValue)
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return StoreError(.locked, path: path, "\(action) failed: the store is locked by another connection or process (\(message)); stop the other writer or retry later", sqliteCode: db.extendedResultCode.rawValue)
-        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN where !FileManager.default.isWritableFile(atPath: path):
+        case .SQLITE_READONLY, .SQLITE_PERM:
+            return StoreError(.readOnly, path: path, "\(action) failed: the store is not writable (\(message)); fix the file and directory permissions, or open it read-only", sqliteCode: db.extendedResultCode.rawValue)
+        case .SQLITE_CANTOPEN where !FileManager.default.isWritableFile(atPath: path):
+            // CANTOPEN has other causes (a missing directory): only an unwritable file is `readOnly`.
             return StoreError(.readOnly, path: path, "\(action) failed: the store is not writable (\(message)); fix the file and directory permissions, or open it read-only", sqliteCode: db.extendedResultCode.rawValue)
         case .SQLITE_FULL:
             return StoreError(.full, path: path, "\(action) failed: the database or disk is full (\(message)); free space and retry — nothing was committed", sqliteCode: db.extendedResultCode.rawValue)

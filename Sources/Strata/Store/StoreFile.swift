@@ -11,16 +11,33 @@ enum StoreFile {
         case database(size: Int)
     }
 
+    /// The files SQLite opens next to a store.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
     /// Inspects the file at `path`: its header and, when no WAL could be replaying, its length.
+    ///
+    /// A FIFO, socket or device — as the store or as its `-wal`, `-shm` or `-journal` file — is
+    /// refused (``StoreError/Code/notRegularFile``) before anything opens it: opening a FIFO
+    /// blocks until a writer comes, which would hang every command on the store.
     static func check(_ path: String) throws(StoreError) -> State {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .missing }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            try checkCompanions(of: path)
+            return .missing
+        }
         if isDirectory.boolValue {
             throw StoreError(.notSQLite, path: path, "the path is a directory, not a store file; give the path of the .sqlite file")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw StoreError(.readOnly, path: path, "the file cannot be read (permission denied); fix its permissions")
+        if let kind = InputFile.nonRegularKind(path) {
+            throw StoreError(.notRegularFile, path: path, "the path is \(kind), not a store file; give the path of the .sqlite file")
         }
+        try checkCompanions(of: path)
+        // O_NONBLOCK: should the file be swapped for a FIFO after the check, opening it still returns.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StoreError(.readOnly, path: path, "the file cannot be read (\(String(cString: strerror(errno)))); fix its permissions")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         defer { try? handle.close() }
         let size = Int((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0)
         if size == 0 { return .empty }
@@ -47,5 +64,29 @@ enum StoreFile {
             throw StoreError(.truncated, path: path, "the file is \(size) bytes but its header describes \(pageCount) pages of \(pageSize) bytes (\(pageCount * pageSize) bytes); it was cut off — restore it from a backup", offset: size)
         }
         return .database(size: size)
+    }
+
+    /// Creates an empty file at `path` with `mode` (narrowed by the umask) unless something
+    /// already exists there, so that SQLite — which creates files `0644` — opens a file with
+    /// the permissions Strata chose (and gives its `-wal` and `-shm` files the same).
+    static func createEmptyFile(atPath path: String, mode: mode_t) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        if fd >= 0 {
+            close(fd)
+            return
+        }
+        let code = errno
+        guard code == EEXIST else {
+            throw StoreError(.readOnly, path: path, "cannot create \(path): \(String(cString: strerror(code))); check the directory's permissions or choose another path")
+        }
+    }
+
+    /// Refuses a `-wal`, `-shm` or `-journal` file that is not a regular file.
+    static func checkCompanions(of path: String) throws(StoreError) {
+        for suffix in companionSuffixes {
+            if let kind = InputFile.nonRegularKind(path + suffix) {
+                throw StoreError(.notRegularFile, path: path, "the store's \(suffix) file \(path + suffix) is \(kind), not a regular file; SQLite would block or fail on it — remove it, or check the path")
+            }
+        }
     }
 }

@@ -12,16 +12,31 @@ public struct StoreOptions: Sendable {
     /// Open without any write: no creation, no migration, saves fail.
     public var readOnly: Bool
     /// How long to wait for another connection's lock before failing with ``StoreError/Code/locked``.
+    /// Negative and NaN values mean no wait; values past ``maximumBusyTimeout`` wait that long.
     public var busyTimeout: TimeInterval
     /// Migration at open; nil refuses a store whose model differs (``StoreError/Code/incompatibleModel``).
     public var migration: MigrationOptions?
     /// Where the store logs (metadata key `strata.store` carries the path).
     public var logger: Logger
+    /// The permissions of the files this store creates: the store itself when it is created,
+    /// and its backups. SQLite gives the `-wal` and `-shm` files the store's permissions. The
+    /// process umask can only narrow them. Default ``defaultFileMode`` (owner only): the rows
+    /// of a store are read through the library or the daemon, which check access; a mode that
+    /// lets other users read the file lets them bypass those checks with `sqlite3`.
+    public var fileMode: mode_t
+
+    /// `0600`: read and write for the owner only.
+    public static let defaultFileMode: mode_t = 0o600
+
+    /// The longest busy timeout SQLite can take (24 days: whole milliseconds in an `Int32`).
+    public static let maximumBusyTimeout: TimeInterval = TimeInterval(Int32.max / 1000)
 
     public init(
         createIfMissing: Bool = true, readOnly: Bool = false, busyTimeout: TimeInterval = 5,
-        migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store")
+        migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store"),
+        fileMode: mode_t = StoreOptions.defaultFileMode
     ) {
+        self.fileMode = fileMode
         self.createIfMissing = createIfMissing
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
@@ -61,13 +76,20 @@ public struct MigrationOptions: Sendable, Hashable {
     /// The file must not exist; it appears (renamed from `destination.partial`) only once complete.
     public var backup: URL?
 
+    /// Allow a migration that drops every entity of the store, and so all its rows. Off by
+    /// default: such a migration is refused (``StoreError/Code/migrationRefused``, with a
+    /// ``MigrationError/Code/dropsEveryEntity`` reason), since it is almost always a store
+    /// opened with the wrong model.
+    public var allowsDroppingAllEntities: Bool
+
     public init(migrateAutomatically: Bool = true, inferAutomatically: Bool = true, deferCleanup: Bool = false,
-                knownVersions: [ObjectModel] = [], backup: URL? = nil) {
+                knownVersions: [ObjectModel] = [], allowsDroppingAllEntities: Bool = false, backup: URL? = nil) {
         self.migrateAutomatically = migrateAutomatically
         self.inferAutomatically = inferAutomatically
         self.deferCleanup = deferCleanup
         self.knownVersions = knownVersions
         self.backup = backup
+        self.allowsDroppingAllEntities = allowsDroppingAllEntities
     }
 
     /// Lightweight migration with cleanup deferred: the store is usable in milliseconds.

@@ -35,17 +35,30 @@ public struct ConfigurationLoader: Sendable {
         self.checksModels = checksModels
     }
 
+    /// The largest configuration file read: 1 MiB.
+    public static let maxFileSize = 1 << 20
+
+    /// Reads the configuration file at `path`: a regular file of at most ``maxFileSize``
+    /// bytes (a FIFO or device is refused without blocking), in UTF-8.
     public func load(path: String, overrides: Overrides = Overrides()) throws(ConfigurationError) -> DaemonConfiguration {
-        let text: String
+        let data: Data
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            data = try InputFile.read(path, limit: Self.maxFileSize, limitName: "the configuration size limit")
         } catch {
-            throw ConfigurationError(.unreadable, file: path, key: "", "cannot read the configuration file: \(Self.reason(error))")
+            throw ConfigurationError(.unreadable, file: path, key: "", "cannot read the configuration file: \(error.reason)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(.unreadable, file: path, key: "", "the configuration file is not UTF-8 text")
         }
         return try parse(text, file: path, overrides: overrides)
     }
 
     public func parse(_ text: String, file: String, overrides: Overrides = Overrides()) throws(ConfigurationError) -> DaemonConfiguration {
+        do {
+            try YAMLPreflight.check(text)
+        } catch {
+            throw ConfigurationError(.syntax, file: file, key: "", error.message, line: error.line)
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -105,15 +118,4 @@ public struct ConfigurationLoader: Sendable {
                                      "version '\(version)' is not in \(store.modelDirectory); known: \(directory.versions.map(\.version).joined(separator: ", "))")
         }
     }
-
-    static func reason(_ error: Error) -> String {
-        if let error = error as? CocoaError, let underlying = error.underlying as? POSIXError {
-            return String(cString: strerror(underlying.code.rawValue))
-        }
-        return (error as NSError).localizedDescription
-    }
-}
-
-extension CocoaError {
-    fileprivate var underlying: Error? { userInfo[NSUnderlyingErrorKey] as? Error }
 }

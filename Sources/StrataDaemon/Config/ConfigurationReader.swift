@@ -1,4 +1,5 @@
 import Foundation
+import StrataVarlink
 import Yams
 
 /// Walks the YAML tree of a configuration file, keeping the key path and line of every value
@@ -7,6 +8,21 @@ struct ConfigurationReader {
     let file: String
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    // MARK: - Ranges (docs/Daemon.md, "Configuration")
+
+    /// `stores[].busy_timeout`: how long SQLite waits for another process's lock.
+    static let busyTimeoutRange: ClosedRange<Duration> = .zero ... .seconds(3600)
+    /// `limits.idle_timeout`.
+    static let idleTimeoutRange: ClosedRange<Duration> = .seconds(1) ... .seconds(86_400)
+    /// `limits.shutdown_timeout`.
+    static let shutdownTimeoutRange: ClosedRange<Duration> = .zero ... .seconds(3600)
+    /// `limits.message_timeout` (and more than 0s).
+    static let messageTimeoutRange: ClosedRange<Duration> = .zero ... .seconds(3600)
+    /// `limits.max_connections` (per socket).
+    static let maxConnectionsRange: ClosedRange<Int> = 1 ... 65_536
+    /// `limits.max_message_size`, in bytes.
+    static let maxMessageSizeRange: ClosedRange<Int> = 1024 ... 64 << 20
 
     init(file: String) {
         self.file = file
@@ -19,7 +35,7 @@ struct ConfigurationReader {
         guard let root, !(root.null != nil) else {
             throw ConfigurationError(.missingKey, file: file, key: "stores", "the file is empty; it needs at least a `stores:` list")
         }
-        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "log_level"])
+        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "metrics", "log_level"])
         guard let stores = top["stores"] else {
             throw ConfigurationError(.missingKey, file: file, key: "stores", "missing; list the stores to host (may be empty: `stores: []`)")
         }
@@ -45,6 +61,9 @@ struct ConfigurationReader {
         if let limits = top["limits"] {
             configuration.limits = try self.limits(limits)
         }
+        if let metrics = top["metrics"] {
+            configuration.metrics = try self.metrics(metrics)
+        }
         if let level = top["log_level"] {
             let text = try scalar(level, key: "log_level")
             guard Self.logLevels.contains(text) else {
@@ -56,7 +75,8 @@ struct ConfigurationReader {
     }
 
     private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
-        let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout"])
+        let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout",
+                                                        "allow_dropping_all_entities"])
         func required(_ name: String) throws(ConfigurationError) -> String {
             guard let value = map[name] else {
                 throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
@@ -71,7 +91,10 @@ struct ConfigurationReader {
         if let version = map["version"] { store.targetVersion = try scalar(version, key: "\(key).version") }
         if let value = map["defer_cleanup"] { store.deferCleanup = try bool(value, key: "\(key).defer_cleanup") }
         if let value = map["backup"] { store.backupBeforeMigration = try bool(value, key: "\(key).backup") }
-        if let value = map["busy_timeout"] { store.busyTimeout = try duration(value, key: "\(key).busy_timeout") }
+        if let value = map["busy_timeout"] { store.busyTimeout = try duration(value, key: "\(key).busy_timeout", in: Self.busyTimeoutRange) }
+        if let value = map["allow_dropping_all_entities"] {
+            store.allowsDroppingAllEntities = try bool(value, key: "\(key).allow_dropping_all_entities")
+        }
         return store
     }
 
@@ -114,23 +137,47 @@ struct ConfigurationReader {
         var limits = Limits()
         if let size = map["max_message_size"] {
             let text = try scalar(size, key: "limits.max_message_size")
-            guard let bytes = ByteSize.parse(text), bytes >= 1024, bytes <= 64 << 20 else {
+            guard let bytes = ByteSize.parse(text), Self.maxMessageSizeRange.contains(bytes) else {
                 throw ConfigurationError(.invalidValue, file: file, key: "limits.max_message_size", "'\(text)' is not a size between 1KiB and 64MiB (e.g. 1048576, 512KiB, 1MiB)", line: line(size))
             }
             limits.maxMessageSize = bytes
         }
-        if let value = map["idle_timeout"] { limits.idleTimeout = try duration(value, key: "limits.idle_timeout") }
-        if let value = map["shutdown_timeout"] { limits.shutdownTimeout = try duration(value, key: "limits.shutdown_timeout") }
+        if let value = map["idle_timeout"] { limits.idleTimeout = try duration(value, key: "limits.idle_timeout", in: Self.idleTimeoutRange) }
+        if let value = map["shutdown_timeout"] { limits.shutdownTimeout = try duration(value, key: "limits.shutdown_timeout", in: Self.shutdownTimeoutRange) }
         if let value = map["message_timeout"] {
-            limits.messageTimeout = try duration(value, key: "limits.message_timeout")
+            limits.messageTimeout = try duration(value, key: "limits.message_timeout", in: Self.messageTimeoutRange)
             guard limits.messageTimeout > .zero else {
                 throw ConfigurationError(.invalidValue, file: file, key: "limits.message_timeout", "must be longer than 0s (e.g. 10s)", line: line(value))
             }
         }
-        if let value = map["max_connections"] { limits.maxConnections = try count(value, key: "limits.max_connections", range: 1...65_536) }
+        if let value = map["max_connections"] { limits.maxConnections = try count(value, key: "limits.max_connections", range: Self.maxConnectionsRange) }
         if let value = map["max_fetch_objects"] { limits.maxFetchObjects = try count(value, key: "limits.max_fetch_objects", range: 1...10_000_000) }
         if let value = map["max_batch_operations"] { limits.maxBatchOperations = try count(value, key: "limits.max_batch_operations", range: 1...1_000_000) }
         return limits
+    }
+
+    private func metrics(_ node: Node) throws(ConfigurationError) -> MetricsConfiguration {
+        let map = try mapping(node, key: "metrics", allowed: ["textfile", "interval"])
+        var metrics = MetricsConfiguration()
+        if let textfile = map["textfile"] {
+            let path = try scalar(textfile, key: "metrics.textfile")
+            guard !path.isEmpty else {
+                throw ConfigurationError(.invalidValue, file: file, key: "metrics.textfile", "empty; give a file such as /var/lib/strata/metrics/stratad.prom, or leave the key out", line: line(textfile))
+            }
+            guard path.hasSuffix(".prom") else {
+                throw ConfigurationError(.invalidValue, file: file, key: "metrics.textfile", "'\(path)' does not end in .prom, and node_exporter's textfile collector reads only *.prom files", line: line(textfile))
+            }
+            metrics.textfile = path
+        }
+        if let value = map["interval"] {
+            let text = try scalar(value, key: "metrics.interval")
+            let range = MetricsConfiguration.intervalRange
+            guard let interval = DurationText.parse(text), range.contains(interval) else {
+                throw ConfigurationError(.invalidValue, file: file, key: "metrics.interval", "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. 15s, 1m)", line: line(value))
+            }
+            metrics.interval = interval
+        }
+        return metrics
     }
 
     private func count(_ node: Node, key: String, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
@@ -184,10 +231,10 @@ struct ConfigurationReader {
         return value
     }
 
-    private func duration(_ node: Node, key: String) throws(ConfigurationError) -> Duration {
+    private func duration(_ node: Node, key: String, in range: ClosedRange<Duration> = .zero ... DurationText.longest) throws(ConfigurationError) -> Duration {
         let text = try scalar(node, key: key)
-        guard let value = DurationText.parse(text) else {
-            throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not a duration such as 500ms, 30s, 5m or 1h", line: line(node))
+        guard let value = DurationText.parse(text), range.contains(value) else {
+            throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. 500ms, 30s, 5m, 1h)", line: line(node))
         }
         return value
     }

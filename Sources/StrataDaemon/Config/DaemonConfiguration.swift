@@ -1,4 +1,5 @@
 import Foundation
+import StrataVarlink
 
 /// Everything `stratad` reads from its configuration file (and environment / command-line
 /// overrides): the stores it hosts, its sockets, the scheduler's settings and its limits.
@@ -13,12 +14,14 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var dataSocket: SocketConfiguration
     public var scheduler: SchedulerSettings
     public var limits: Limits
+    public var metrics: MetricsConfiguration
     public var logLevel: String
 
     public init(
         file: String? = nil, stores: [StoreConfiguration] = [],
         adminSocket: SocketConfiguration = .defaultAdmin, dataSocket: SocketConfiguration = .defaultData,
-        scheduler: SchedulerSettings = SchedulerSettings(), limits: Limits = Limits(), logLevel: String = "info"
+        scheduler: SchedulerSettings = SchedulerSettings(), limits: Limits = Limits(), metrics: MetricsConfiguration = MetricsConfiguration(),
+        logLevel: String = "info"
     ) {
         self.file = file
         self.stores = stores
@@ -26,6 +29,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         self.dataSocket = dataSocket
         self.scheduler = scheduler
         self.limits = limits
+        self.metrics = metrics
         self.logLevel = logLevel
     }
 
@@ -49,9 +53,13 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var backupBeforeMigration: Bool
     /// How long to wait for a lock held by another process.
     public var busyTimeout: Duration
+    /// Allow a migration at open that drops every entity of the store (all its data);
+    /// `allow_dropping_all_entities`, off by default.
+    public var allowsDroppingAllEntities: Bool
 
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
-                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5)) {
+                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false) {
+        self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.name = name
         self.path = path
         self.modelDirectory = modelDirectory
@@ -109,7 +117,7 @@ public struct Limits: Sendable, Hashable {
 
     /// Deepest nesting of arrays and objects in a message (Foundation refuses past 512 with
     /// a generic error; this bound names itself).
-    public static let maxJSONDepth = 64
+    public static let maxJSONDepth = VarlinkCall.defaultMaxDepth
     /// Blocking calls that run at once on one store (its own threads: a slow call on one
     /// store never delays another store, the event loops or the watchdog).
     public static let storeThreads = 2
@@ -124,5 +132,22 @@ public struct Limits: Sendable, Hashable {
         self.maxConnections = maxConnections
         self.maxFetchObjects = maxFetchObjects
         self.maxBatchOperations = maxBatchOperations
+    }
+}
+
+/// Where the daemon writes its metrics for node_exporter's textfile collector (the unit has
+/// no network, so nothing scrapes it): `metrics.textfile` and `metrics.interval`.
+public struct MetricsConfiguration: Sendable, Hashable {
+    /// The file (`*.prom`) rewritten atomically every ``interval``; nil writes none.
+    public var textfile: String?
+    /// How often the textfile is rewritten.
+    public var interval: Duration
+
+    /// The range of ``interval``.
+    public static let intervalRange: ClosedRange<Duration> = .seconds(1) ... .seconds(3600)
+
+    public init(textfile: String? = nil, interval: Duration = .seconds(15)) {
+        self.textfile = textfile
+        self.interval = interval
     }
 }

@@ -2,23 +2,40 @@ import Foundation
 
 /// Durations as people write them in configuration and settings: `250ms`, `30s`, `5m`, `1h`,
 /// or a bare number of seconds.
+///
+/// Any text parses without trapping: a negative, infinite, NaN or absurdly large number
+/// (`1e308`, `99999999999999999999h`) is simply not a duration (nil). Each setting then checks
+/// its own range and names it in its error.
 public enum DurationText {
+    /// The longest duration any text denotes: 100 years. Every setting's own range is far
+    /// shorter; this bound only keeps the arithmetic in range.
+    public static let longest: Duration = .seconds(100 * 365 * 86_400)
+
     public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where trimmed.hasSuffix(suffix) {
             let number = trimmed.dropLast(suffix.count)
             if suffix == "s", number.hasSuffix("m") { continue }
-            guard let value = Double(number), value >= 0, value.isFinite else { return nil }
-            return .milliseconds(Int64((value * scale * 1000).rounded()))
+            guard let value = Double(number) else { return nil }
+            return duration(seconds: value * scale)
         }
-        guard let seconds = Double(trimmed), seconds >= 0, seconds.isFinite else { return nil }
-        return .milliseconds(Int64((seconds * 1000).rounded()))
+        guard let seconds = Double(trimmed) else { return nil }
+        return duration(seconds: seconds)
+    }
+
+    /// Whole milliseconds, or nil for a negative, non-finite or too long number of seconds.
+    private static func duration(seconds: Double) -> Duration? {
+        let milliseconds = (seconds * 1000).rounded()
+        guard milliseconds.isFinite, milliseconds >= 0, milliseconds <= Double(longest.components.seconds) * 1000 else { return nil }
+        return .milliseconds(Int64(milliseconds))
     }
 
     /// The shortest faithful text: `250ms`, `30s`, `5m`, `1h`.
     public static func format(_ duration: Duration) -> String {
-        let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        // Durations come from parse (at most `longest`) or code; clamp so that any prints.
+        let seconds = min(max(duration.components.seconds, -longest.components.seconds), longest.components.seconds)
+        let ms = seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         if ms % 3_600_000 == 0, ms > 0 { return "\(ms / 3_600_000)h" }
         if ms % 60_000 == 0, ms > 0 { return "\(ms / 60_000)m" }
         if ms % 1000 == 0 { return "\(ms / 1000)s" }
@@ -35,12 +52,14 @@ extension Duration {
 
 /// Sizes as people write them: `1048576`, `512KiB`, `1MiB`.
 public enum ByteSize {
+    /// The size in bytes, or nil for text that is not a size or a size past `Int.max` bytes.
     public static func parse(_ text: String) -> Int? {
         let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("K", 1 << 10), ("M", 1 << 20), ("KB", 1000), ("MB", 1_000_000)]
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         for (suffix, scale) in units.sorted(by: { $0.0.count > $1.0.count }) where trimmed.hasSuffix(suffix) {
             guard let value = Int(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
-            return value * scale
+            let (bytes, overflow) = value.multipliedReportingOverflow(by: scale)
+            return overflow ? nil : bytes
         }
         return Int(trimmed).flatMap { $0 >= 0 ? $0 : nil }
     }

@@ -3,17 +3,30 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import StrataVarlink
+import Synchronization
 import UnixSignals
 
 /// The `stratad` service: opens the configured stores, binds (or adopts) the admin and data
-/// sockets, tells systemd it is ready, serves Varlink until a graceful shutdown (SIGTERM),
-/// reloads on SIGHUP, pings the watchdog, and on shutdown drains in-flight calls and closes
-/// every store.
+/// sockets, then runs the daemon's parts as services of one `ServiceGroup`, started in this
+/// order and shut down in the reverse one:
 ///
-/// Run it in a `ServiceGroup` that maps SIGTERM / SIGINT to graceful shutdown:
+/// | service | runs | on graceful shutdown |
+/// |---|---|---|
+/// | ``StoreHostingService`` | (the stores are open) | closes every store, after its calls |
+/// | ``WatchdogService`` | `WATCHDOG=1`, `STATUS=` | stops pinging |
+/// | ``MetricsTextfileService`` (with `metrics.textfile`) | writes the textfile | writes it a last time |
+/// | ``VarlinkServerService`` admin, data | serve Varlink | wait for their connections to end |
+/// | ``SchedulerService`` | the idle scheduler | stops deferred work at its next batch |
+/// | ``ReloadService`` | SIGHUP → ``reload()`` | stops listening for SIGHUP |
+/// | ``SystemdLifecycleService`` | `READY=1` | `STOPPING=1`, quiesces both sockets |
+///
+/// The group's graceful shutdown has `limits.shutdown_timeout`: past it the group cancels
+/// what still runs, which closes the remaining connections, then the stores. Run the daemon
+/// in a group that maps SIGTERM / SIGINT to graceful shutdown (its own group follows it):
 ///
 /// ```swift
-/// let daemon = StrataDaemon(configuration: configuration, loader: loader, logger: logger)
+/// let daemon = StrataDaemon(configuration: configuration, source: source, logger: logger)
 /// let group = ServiceGroup(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
 /// ```
@@ -34,23 +47,30 @@ public final class StrataDaemon: Service, Sendable {
     let scheduler: any DeferredWorkScheduler
     let runner: DeferredWorkRunner
     let state: DaemonState
+    public let metrics: DaemonMetrics
+    /// The bound servers (for the connection gauges).
+    private let sockets = Mutex<[VarlinkServer]>([])
 
+    /// - Parameter metrics: the daemon's metrics registry; `stratad` bootstraps its
+    ///   ``DaemonMetrics/factory`` as the swift-metrics backend.
     public init(configuration: DaemonConfiguration, source: ConfigurationSource, logger: Logger,
-                notifier: SystemdNotifier = SystemdNotifier()) {
+                notifier: SystemdNotifier = SystemdNotifier(), metrics: DaemonMetrics = DaemonMetrics()) {
         self.logger = logger
         self.notifier = notifier
+        self.metrics = metrics
         self.registry = StoreRegistry(logger: logger, notifier: notifier)
         let gate = SchedulerGate()
         let runner = DeferredWorkRunner(gate: gate, logger: logger)
         let registry = self.registry
         self.runner = runner
         self.scheduler = IdleScheduler(settings: configuration.scheduler, gate: gate, runner: runner,
-                                       stores: { await registry.all() }, logger: logger)
+                                       stores: { await registry.all() }, metrics: metrics.scheduler, logger: logger)
         self.state = DaemonState(configuration: configuration, source: source)
     }
 
     public func run() async throws {
         let startedAt = ContinuousClock.now
+        // Trapped before the (possibly long) opening: a SIGHUP meanwhile waits for the group.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let configuration = await state.configuration
         notifier.status("opening \(configuration.stores.count) store\(configuration.stores.count == 1 ? "" : "s")")
@@ -59,99 +79,74 @@ public final class StrataDaemon: Service, Sendable {
         await registry.reconcile(with: configuration.stores, drainTimeout: configuration.limits.shutdownTimeout)
 
         // 2. Sockets: passed by systemd, or bound here.
-        let activation = SocketActivation.fromEnvironment()
-        let control = AdminInterface.Control(startedAt: startedAt, reload: { [self] in try await self.reload() })
+        let servers = try await bind(configuration, startedAt: startedAt)
+
+        // 3. The services: READY=1 when they start, until a graceful shutdown.
+        let lifecycle = SystemdLifecycleService(notifier: notifier, registry: registry, servers: servers, logger: logger)
+        var services: [any Service] = [
+            StoreHostingService(registry: registry, drainTimeout: { [state] in await state.configuration.limits.shutdownTimeout }),
+            WatchdogService(notifier: notifier, registry: registry, scheduler: scheduler, lifecycle: lifecycle, logger: logger),
+        ]
+        if let textfile = configuration.metrics.textfile {
+            services.append(MetricsTextfileService(path: textfile, interval: configuration.metrics.interval, logger: logger) { [self] in
+                await self.metricsText()
+            })
+        }
+        services += servers.map { VarlinkServerService(server: $0) } as [any Service]
+        services += [
+            SchedulerService(scheduler: scheduler, runner: runner),
+            ReloadService(hangups: hangups) { [self] in try await self.reload() },
+            lifecycle,
+        ]
+        var group = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup) },
+            logger: logger)
+        group.maximumGracefulShutdownDuration = configuration.limits.shutdownTimeout
+        try await ServiceGroup(configuration: group).run()
+        notifier.status("stopped")
+        logger.notice("stopped")
+    }
+
+    /// Binds (or adopts) both sockets. When one cannot be, those already bound refuse and
+    /// close what they accepted, the stores close, and it throws.
+    private func bind(_ configuration: DaemonConfiguration, startedAt: ContinuousClock.Instant) async throws -> [VarlinkServer] {
+        let control = AdminInterface.Control(startedAt: startedAt, reload: { [self] in try await self.reload() },
+                                             metrics: { [self] in await self.metricsText() })
         let admin = AdminInterface(registry: registry, scheduler: scheduler, runner: runner, control: control)
         let store = StoreInterface(registry: registry, limits: configuration.limits)
-        let servers = [
-            VarlinkServer(configuration: .init(
-                name: "admin", source: activation.descriptors["admin"].map { .descriptor($0) } ?? .path(configuration.adminSocket.path, mode: configuration.adminSocket.mode),
-                authorization: PeerAuthorization(configuration.adminSocket), dispatcher: VarlinkDispatcher(interfaces: [admin, store]),
-                limits: configuration.limits), logger: logger),
-            VarlinkServer(configuration: .init(
-                name: "data", source: activation.descriptors["data"].map { .descriptor($0) } ?? .path(configuration.dataSocket.path, mode: configuration.dataSocket.mode),
-                authorization: PeerAuthorization(configuration.dataSocket), dispatcher: VarlinkDispatcher(interfaces: [store]),
-                limits: configuration.limits), logger: logger),
-        ]
-        var listeners: [VarlinkServer.Listener] = []
-        for server in servers {
+        let servers = VarlinkSockets.servers(configuration, activation: SocketActivation.fromEnvironment(), admin: admin, store: store, logger: logger)
+        for (index, server) in servers.enumerated() {
             do {
-                listeners.append(try await server.bind())
+                try await server.bind()
             } catch {
                 logger.critical("cannot listen", metadata: ["strata.socket": "\(server.configuration.name)", "strata.error": "\(error)"])
                 notifier.status("failed: cannot listen on the \(server.configuration.name) socket: \(error)")
-                // Sockets already bound: refuse and close what they accepted meanwhile.
-                for (bound, listener) in zip(servers, listeners) {
-                    bound.beginDrain()
-                    await bound.serve(listener)
+                for bound in servers[..<index] {
+                    bound.quiesce()
+                    await bound.serve()
                 }
                 await registry.closeAll(drainTimeout: .seconds(1))
                 throw DaemonError.cannotListen(socket: server.configuration.name, reason: "\(error)")
             }
         }
+        sockets.withLock { $0 = servers }
+        return servers
+    }
 
-        // 3. Ready.
-        let summary = await registry.summary()
-        notifier.ready(status: summary)
-        logger.notice("ready", metadata: ["strata.status": "\(summary)", "strata.version": "\(StrataDaemonVersion.string)"])
+    // MARK: - Metrics
 
-        // 4. Serve until graceful shutdown.
-        let (shutdown, trigger) = AsyncStream<Void>.makeStream()
-        await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for (server, listener) in zip(servers, listeners) {
-                    group.addTask { await server.serve(listener) }
-                }
-                let background = Task {
-                    await withDiscardingTaskGroup { background in
-                        background.addTask { await self.scheduler.run() }
-                        background.addTask { await self.watchdogLoop() }
-                        background.addTask {
-                            for await _ in hangups {
-                                do { _ = try await self.reload() } catch { /* logged and reported by reload() */ }
-                            }
-                        }
-                    }
-                }
-                for await _ in shutdown { break }
-                let limits = await state.configuration.limits
-                notifier.stopping(status: "stopping: draining \(servers.map(\.connectionCount).reduce(0, +)) connection(s)")
-                logger.notice("stopping: draining connections and deferred work")
-                for server in servers { server.beginDrain() }
-                let forceClose = Task {
-                    try await Task.sleep(for: limits.shutdownTimeout)
-                    self.logger.warning("drain timeout: closing the remaining connections")
-                    for server in servers { server.closeAll() }
-                }
-                await runner.stopAll()
-                background.cancel()
-                group.addTask {
-                    await background.value
-                }
-                _ = forceClose
-                group.addTask {
-                    // Ends the force-close timer once everything else has drained.
-                    while servers.contains(where: { $0.connectionCount > 0 }) {
-                        try? await Task.sleep(for: .milliseconds(20))
-                    }
-                    forceClose.cancel()
-                }
-            }
-        } onGracefulShutdown: {
-            trigger.yield()
-        }
-
-        // 5. Close the stores.
-        await registry.closeAll(drainTimeout: await state.configuration.limits.shutdownTimeout)
-        notifier.status("stopped")
-        logger.notice("stopped")
+    /// The metrics in the Prometheus text format, with the stores' and sockets' gauges updated.
+    func metricsText() async -> String {
+        metrics.exposition(stores: await registry.all(), servers: sockets.withLock { $0 })
     }
 
     // MARK: - Reload
 
     /// Re-reads the configuration (SIGHUP or `Reload`): opens added stores, closes removed or
-    /// changed ones, applies scheduler settings. Socket changes need a restart.
-    func reload() async throws -> (status: String, opened: [String], closed: [String]) {
+    /// changed ones, applies scheduler settings. Socket, limit and metrics changes need a restart.
+    ///
+    /// - Throws: ``ConfigurationError`` when the file is refused (the previous one stays).
+    func reload() async throws -> ReloadOutcome {
         let source = state.source
         notifier.reloading(status: "reloading \(source.path)")
         logger.notice("reloading the configuration", metadata: ["strata.config": "\(source.path)"])
@@ -161,66 +156,21 @@ public final class StrataDaemon: Service, Sendable {
         } catch {
             logger.error("reload refused: the configuration is invalid; still serving the previous one", metadata: ["strata.error": "\(error)"])
             notifier.ready(status: "\(await registry.summary()); reload failed: \(error)")
-            throw VarlinkError("io.strata.Admin.ReloadFailed", ["file": .string(error.file), "key": .string(error.key), "reason": .string(error.description)])
+            throw error
         }
         let previous = await state.replace(with: configuration)
         if previous.adminSocket != configuration.adminSocket || previous.dataSocket != configuration.dataSocket || previous.limits != configuration.limits {
             logger.warning("socket and limit changes take effect at the next restart")
+        }
+        if previous.metrics != configuration.metrics {
+            logger.warning("metrics changes take effect at the next restart")
         }
         let changes = await registry.reconcile(with: configuration.stores, drainTimeout: configuration.limits.shutdownTimeout)
         await scheduler.apply(configuration.scheduler)
         let summary = await registry.summary()
         notifier.ready(status: summary)
         logger.notice("reloaded", metadata: ["strata.status": "\(summary)", "strata.opened": "\(changes.opened)", "strata.closed": "\(changes.closed)"])
-        return (summary, changes.opened, changes.closed)
-    }
-
-    // MARK: - Watchdog and status
-
-    /// Pings the watchdog only after the parts that serve answered: the registry and
-    /// scheduler actors, every event loop, and Swift's cooperative pool (this loop runs on
-    /// it). A frozen daemon stops pinging and systemd restarts it. Blocking work runs on each
-    /// store's own threads (``StoreExecutor``), which the loop deliberately does not wait
-    /// for: a slow call on one store is not a frozen daemon. Also refreshes `STATUS=`.
-    func watchdogLoop() async {
-        let interval = notifier.watchdogInterval
-        let tick: Duration = interval.map { min($0 / 3, .seconds(10)) } ?? .seconds(10)
-        if let interval { logger.info("watchdog enabled", metadata: ["strata.interval_ms": "\(Int(interval.seconds * 1000))"]) }
-        var lastStatus = ""
-        while !Task.isCancelled {
-            do {
-                await registry.heartbeat()
-                await scheduler.heartbeat()
-                for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() {
-                    try await loop.submit {}.get()
-                }
-                if interval != nil { notifier.watchdogPing() }
-                let status = await registry.summary()
-                if status != lastStatus {
-                    notifier.status(status)
-                    lastStatus = status
-                }
-                try await Task.sleep(for: tick)
-            } catch {
-                return
-            }
-        }
-    }
-}
-
-/// The configuration in force (replaced by reloads).
-actor DaemonState {
-    private(set) var configuration: DaemonConfiguration
-    nonisolated let source: StrataDaemon.ConfigurationSource
-
-    init(configuration: DaemonConfiguration, source: StrataDaemon.ConfigurationSource) {
-        self.configuration = configuration
-        self.source = source
-    }
-
-    func replace(with configuration: DaemonConfiguration) -> DaemonConfiguration {
-        defer { self.configuration = configuration }
-        return self.configuration
+        return ReloadOutcome(status: summary, opened: changes.opened, closed: changes.closed)
     }
 }
 

@@ -4,19 +4,52 @@ import Logging
 import Glibc
 #endif
 
-/// A swift-log handler that writes one line per message to standard error: with a journald
-/// priority prefix (`<3>`…) and `key=value` metadata when standard error is the journal
-/// (`JOURNAL_STREAM` matches it), with a timestamp and level otherwise.
+/// The daemon's swift-log handler.
+///
+/// - Under systemd, when standard error is the journal (`JOURNAL_STREAM` names its device and
+///   inode), each message is one structured journal entry sent with `sd_journal_sendv(3)`:
+///   `MESSAGE`, `PRIORITY`, `SYSLOG_IDENTIFIER`, `CODE_FILE`/`CODE_LINE`/`CODE_FUNC`, and every
+///   metadata key as a field of its own (``JournalFields``: `strata.store` → `STRATA_STORE`), so
+///   `journalctl -u stratad STRATA_STORE=fleet` finds a store's entries. When the journal's
+///   socket cannot take an entry, the message goes to standard error (the journal stream) as
+///   one line with a priority prefix instead: `<3>message strata.store=fleet`.
+/// - Otherwise (a terminal, a file, a test harness) it writes one human line per message:
+///   `2026-05-01T12:00:00.000 info stratad: store ready strata.store=fleet`.
 public struct JournalLogHandler: LogHandler {
+    /// Where messages go.
+    public enum Destination: Sendable, Hashable {
+        /// Structured journal entries, with the prefixed text line as the fallback.
+        case journal
+        /// Human lines on standard error.
+        case console
+
+        /// `.journal` when standard error is the journal, `.console` otherwise.
+        public static var detected: Destination { JournalLogHandler.stderrIsJournal ? .journal : .console }
+    }
+
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level
     private let label: String
-    private let journal: Bool
+    private let destination: Destination
+    /// `SYSLOG_IDENTIFIER`: the program's name, as journald would show it.
+    private let identifier: String
+    private let send: @Sendable (JournalFields) -> Int32
+    private let write: @Sendable (String) -> Void
 
-    public init(label: String, level: Logger.Level = .info, journal: Bool = JournalLogHandler.stderrIsJournal) {
+    public init(label: String, level: Logger.Level = .info, destination: Destination = .detected) {
+        self.init(label: label, level: level, destination: destination, identifier: ProcessInfo.processInfo.processName,
+                  send: JournalSender.send, write: Self.writeToStandardError)
+    }
+
+    /// With the journal and standard error replaced (tests).
+    init(label: String, level: Logger.Level, destination: Destination, identifier: String,
+         send: @escaping @Sendable (JournalFields) -> Int32, write: @escaping @Sendable (String) -> Void) {
         self.label = label
         self.logLevel = level
-        self.journal = journal
+        self.destination = destination
+        self.identifier = identifier
+        self.send = send
+        self.write = write
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -52,22 +85,37 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
+    // MARK: - Logging
+
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
-        let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quoted("\($0.value)"))" }.joined(separator: " ")
-        let message = "\(event.message)".replacingOccurrences(of: "\n", with: " ")
-        let line: String
-        if journal {
-            line = "<\(Self.priority(event.level))>\(message)\(fields.isEmpty ? "" : " " + fields)\n"
-        } else {
+        let message = "\(event.message)"
+        switch destination {
+        case .journal:
+            let fields = JournalFields(message: message, priority: Self.priority(event.level), identifier: identifier,
+                                       file: event.file, line: event.line, function: event.function, metadata: merged)
+            if send(fields) < 0 {
+                write("<\(Self.priority(event.level))>\(Self.text(message, merged))\n")
+            }
+        case .console:
             let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
-            line = "\(time) \(event.level) \(label): \(message)\(fields.isEmpty ? "" : " " + fields)\n"
+            write("\(time) \(event.level) \(label): \(Self.text(message, merged))\n")
         }
-        line.withCString { pointer in _ = write(2, pointer, strlen(pointer)) }
+    }
+
+    /// `message key=value …` on one line (newlines in the message become spaces).
+    static func text(_ message: String, _ metadata: Logger.Metadata) -> String {
+        let fields = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\(quoted("\($0.value)"))" }.joined(separator: " ")
+        let line = message.replacingOccurrences(of: "\n", with: " ")
+        return fields.isEmpty ? line : line + " " + fields
     }
 
     private static func quoted(_ value: String) -> String {
         value.contains(where: { $0 == " " || $0 == "\"" }) ? "\"\(value.replacingOccurrences(of: "\"", with: "\\\""))\"" : value
+    }
+
+    private static func writeToStandardError(_ line: String) {
+        line.withCString { pointer in _ = Glibc.write(2, pointer, strlen(pointer)) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import NIOPosix
 import Strata
 import Synchronization
@@ -20,21 +21,32 @@ public final class HostedStore: Sendable {
     public let load = StoreLoad()
     /// The store's own threads for blocking work (nil when it failed to open).
     let executor: StoreExecutor?
+    /// Checks the schema again when another process changed it (nil: no check).
+    let schemaWatch: SchemaWatch?
     private let shared: Mutex<Shared>
+    /// Wakes ``close(timeout:)`` when the last call or deferred run ends.
+    private let idle = IdleSignal()
+    /// `strata_store_requests_total{store}`: the requests ``requestCount`` counts.
+    private let requestCounter: Counter
 
     private struct Shared {
         var state: State
         var inFlight = 0
         var requests = 0
-        var finishing = false
+        var finishing: FinishingClaim?
+        /// An explicit request waits for the scheduler's turn to end at its next batch; no new
+        /// turn starts until the request has the store.
+        var yieldRequested = false
     }
 
-    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State) {
+    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State, schemaWatch: SchemaWatch? = nil) {
         self.configuration = configuration
         self.store = store
         self.modelVersion = modelVersion
+        self.schemaWatch = schemaWatch
         self.shared = Mutex(Shared(state: state))
         self.executor = store == nil ? nil : StoreExecutor()
+        self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
     }
 
     public var name: String { configuration.name }
@@ -49,25 +61,33 @@ public final class HostedStore: Sendable {
         return (try? store.pendingDeferredWork()) ?? []
     }
 
-    /// Runs `body` with the open store, counting it as in flight.
+    /// Runs `body` with the open store, counting it as in flight. When another process changed
+    /// the store's schema since the last call, the schema is checked first (``SchemaWatch``);
+    /// if the model no longer matches it, the store turns failed.
     ///
-    /// - Throws: `StoreUnavailable` when the store failed or was closed.
+    /// - Throws: `StoreUnavailable` when the store failed (now or before) or was closed.
     public func use<T>(_ body: (PersistentStore) throws -> T) throws -> T {
-        let store = try shared.withLock { shared throws(VarlinkError) -> PersistentStore in
+        let store = try shared.withLock { shared throws(HostingError) -> PersistentStore in
             switch shared.state {
             case .ready: break
-            case .failed(let reason): throw StoreErrors.unavailable(name, reason)
-            case .closed: throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+            case .failed(let reason): throw HostingError.unavailable(store: name, reason: reason)
+            case .closed: throw HostingError.unavailable(store: name, reason: HostingError.closedReason)
             }
-            guard let open = self.store else { throw StoreErrors.unavailable(name, "not open") }
+            guard let open = self.store else { throw HostingError.unavailable(store: name, reason: "not open") }
             shared.inFlight += 1
             shared.requests += 1
             return open
         }
+        requestCounter.increment()
         load.begin()
         defer {
             load.end()
             shared.withLock { $0.inFlight -= 1 }
+            idle.notify()
+        }
+        if let schemaWatch, case .broken(let reason) = schemaWatch.verify(store) {
+            markFailed(reason)
+            throw HostingError.unavailable(store: name, reason: reason)
         }
         return try body(store)
     }
@@ -81,49 +101,100 @@ public final class HostedStore: Sendable {
         do {
             return try await executor.run { try self.use(body) }
         } catch is NIOThreadPoolError.ThreadPoolInactive {
-            throw StoreErrors.unavailable(name, "the store was closed (removed from the configuration or stopping)")
+            throw HostingError.unavailable(store: name, reason: HostingError.closedReason)
         }
     }
 
-    /// Claims the store for a deferred-work run; false when one already runs.
-    func beginFinishing() -> Bool {
+    /// Turns a serving store failed: calls are refused with `reason` until a reload reopens it.
+    func markFailed(_ reason: String) {
         shared.withLock { shared in
-            guard !shared.finishing else { return false }
-            shared.finishing = true
+            if case .ready = shared.state { shared.state = .failed(reason) }
+        }
+    }
+
+    /// Whether the store failed (to open, or since).
+    public var isFailed: Bool {
+        if case .failed = state { return true }
+        return false
+    }
+
+    /// Who runs deferred work on the store.
+    public enum FinishingClaim: Sendable, Hashable {
+        /// The idle scheduler's turn: gives way to an explicit request.
+        case scheduler
+        /// `FinishDeferred` (`stratactl finish-deferred`, the maintenance timer).
+        case request
+    }
+
+    /// Claims the store for a deferred-work run; false when one already runs (or, for a
+    /// scheduler turn, when a request waits for the store).
+    func beginFinishing(_ claim: FinishingClaim = .request) -> Bool {
+        shared.withLock { shared in
+            guard shared.finishing == nil, !(claim == .scheduler && shared.yieldRequested) else { return false }
+            shared.finishing = claim
+            if claim == .request { shared.yieldRequested = false }
             return true
         }
     }
 
-    func endFinishing() { shared.withLock { $0.finishing = false } }
-    public var isFinishing: Bool { shared.withLock { $0.finishing } }
-
-    /// Marks the store closed (new requests are refused), waits for in-flight requests up to
-    /// `timeout`, and closes its connections.
-    func close(timeout: Duration) async {
-        shared.withLock { $0.state = .closed }
+    /// Claims the store for a run on request. A scheduler turn that holds it is asked to stop
+    /// at its next batch (its progress stays in the ledger) and the request takes over; false
+    /// when another request runs, or the turn did not end within `timeout`.
+    func takeOverFinishing(timeout: Duration = .seconds(10)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while inFlight > 0 || isFinishing, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
+        while true {
+            let (claimed, schedulerHolds) = shared.withLock { shared -> (Bool, Bool) in
+                switch shared.finishing {
+                case nil:
+                    shared.finishing = .request
+                    shared.yieldRequested = false
+                    return (true, false)
+                case .scheduler?:
+                    shared.yieldRequested = true
+                    return (false, true)
+                case .request?:
+                    return (false, false)
+                }
+            }
+            if claimed { return true }
+            guard schedulerHolds, ContinuousClock.now < deadline else {
+                if schedulerHolds { shared.withLock { $0.yieldRequested = false } }   // gave up: turns may start again
+                return false
+            }
+            // Woken when the turn ends (endFinishing), not polled.
+            await idle.wait(timeout: deadline - ContinuousClock.now) { self.shared.withLock { $0.finishing != .scheduler } }
         }
+    }
+
+    /// Whether a scheduler turn must end at its next batch (a request takes over).
+    var yieldRequested: Bool { shared.withLock { $0.yieldRequested } }
+
+    func endFinishing() {
+        shared.withLock { $0.finishing = nil }
+        idle.notify()
+    }
+    /// Whether a run holds the store, or a request waits to take it over from a scheduler turn.
+    public var isFinishing: Bool { shared.withLock { $0.finishing != nil || $0.yieldRequested } }
+    /// Whether a run on request (not a scheduler turn) holds the store.
+    public var isFinishingOnRequest: Bool { shared.withLock { $0.finishing == .request } }
+
+    /// Marks the store closed (new requests are refused), waits for in-flight requests and a
+    /// deferred run up to `timeout` (not at all when the task is cancelled: the shutdown
+    /// deadline passed), and closes its connections. Calls still running then hold SQLite's
+    /// connections (a write waiting for another process's lock, say): closing would wait for
+    /// them, so the store closes on a thread of its own once they end (at the latest when the
+    /// process exits), and this returns false.
+    @discardableResult
+    func close(timeout: Duration) async -> Bool {
+        shared.withLock { $0.state = .closed }
+        await idle.wait(timeout: timeout) { self.inFlight == 0 && !self.isFinishing }
         executor?.shutDown()
-        try? store?.close()
-    }
-}
-
-/// The errors of `io.strata.Admin` and `io.strata.Store` that concern stores.
-enum StoreErrors {
-    static func noSuchStore(_ name: String, known: [String], interface: String = "io.strata.Store") -> VarlinkError {
-        VarlinkError("\(interface).NoSuchStore", [
-            "store": .string(name), "known": .array(known.map(JSONValue.string)),
-            "reason": .string("no store named '\(name)'; known stores: \(known.isEmpty ? "none" : known.joined(separator: ", "))"),
-        ])
-    }
-
-    static func unavailable(_ name: String, _ reason: String, interface: String = "io.strata.Store") -> VarlinkError {
-        VarlinkError("\(interface).StoreUnavailable", ["store": .string(name), "reason": .string(reason)])
-    }
-
-    static func failure(_ name: String, _ error: StoreError, interface: String = "io.strata.Store") -> VarlinkError {
-        VarlinkError("\(interface).StoreFailure", ["store": .string(name), "code": .string(error.code.rawValue), "reason": .string(error.description)])
+        guard let store else { return true }
+        guard inFlight == 0, !isFinishing else {
+            Thread.detachNewThread { try? store.close() }
+            return false
+        }
+        try? store.close()
+        return true
     }
 }

@@ -23,8 +23,9 @@ public actor StoreRegistry {
 
     public func names() -> [String] { order }
 
-    public func store(named name: String) throws(VarlinkError) -> HostedStore {
-        guard let store = stores[name] else { throw StoreErrors.noSuchStore(name, known: order) }
+    /// - Throws: ``HostingError/noSuchStore(name:known:)``.
+    public func store(named name: String) throws(HostingError) -> HostedStore {
+        guard let store = stores[name] else { throw HostingError.noSuchStore(name: name, known: order) }
         return store
     }
 
@@ -32,7 +33,8 @@ public actor StoreRegistry {
     public func heartbeat() {}
 
     /// Opens every store of `configurations` not open yet with the same settings, closes the
-    /// ones no longer configured; returns what changed.
+    /// ones no longer configured, and reopens failed ones (an operator fixed the file, the
+    /// model or the schema, then reloaded); returns what changed.
     @discardableResult
     public func reconcile(with configurations: [StoreConfiguration], drainTimeout: Duration) async -> (opened: [String], closed: [String]) {
         var opened: [String] = []
@@ -40,8 +42,9 @@ public actor StoreRegistry {
         let wanted = Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, $0) })
         for name in order {
             guard let hosted = stores[name] else { continue }
-            if wanted[name] != hosted.configuration {
-                logger.notice(wanted[name] == nil ? "closing removed store" : "closing changed store", metadata: ["strata.store": "\(name)"])
+            if wanted[name] != hosted.configuration || (wanted[name] != nil && hosted.isFailed) {
+                let why = wanted[name] == nil ? "closing removed store" : hosted.isFailed && wanted[name] == hosted.configuration ? "reopening failed store" : "closing changed store"
+                logger.notice("\(why)", metadata: ["strata.store": "\(name)"])
                 await hosted.close(timeout: drainTimeout)
                 stores[name] = nil
                 closed.append(name)
@@ -58,7 +61,10 @@ public actor StoreRegistry {
     /// Closes every store (shutdown).
     public func closeAll(drainTimeout: Duration) async {
         for name in order {
-            await stores[name]?.close(timeout: drainTimeout)
+            guard let hosted = stores[name] else { continue }
+            if await !hosted.close(timeout: drainTimeout) {
+                logger.warning("calls still run on the store: it closes when they end", metadata: ["strata.store": "\(name)", "strata.in_flight": "\(hosted.inFlight)"])
+            }
         }
     }
 
@@ -93,7 +99,7 @@ public actor StoreRegistry {
         }
         defer { extender.cancel() }
         let log = logger
-        let result: Result<(PersistentStore, String), StoreOpenFailure>
+        let result: Result<(PersistentStore, String, Int), StoreOpenFailure>
         do {
             result = try await NIOThreadPool.singleton.runIfActive {
                 Self.openSynchronously(configuration, logger: log)
@@ -102,11 +108,12 @@ public actor StoreRegistry {
             result = .failure(StoreOpenFailure(reason: "the open was cancelled: \(error)"))
         }
         switch result {
-        case .success(let (store, version)):
+        case .success(let (store, version, schemaVersion)):
             let pending = (try? store.pendingDeferredWork().count) ?? 0
             logger.info("store ready", metadata: ["strata.version": "\(version)", "strata.pending": "\(pending)",
                                                   "strata.ms": "\(Int((ContinuousClock.now - started).seconds * 1000))"])
-            return HostedStore(configuration: configuration, store: store, modelVersion: version, state: .ready)
+            let watch = SchemaWatch(storeName: configuration.name, logger: logger, checkedVersion: schemaVersion)
+            return HostedStore(configuration: configuration, store: store, modelVersion: version, state: .ready, schemaWatch: watch)
         case .failure(let failure):
             logger.error("store failed to open; the other stores keep serving", metadata: ["strata.reason": "\(failure.reason)"])
             return HostedStore(configuration: configuration, store: nil, modelVersion: nil, state: .failed(failure.reason))
@@ -117,7 +124,10 @@ public actor StoreRegistry {
         var reason: String
     }
 
-    private static func openSynchronously(_ configuration: StoreConfiguration, logger: Logger) -> Result<(PersistentStore, String), StoreOpenFailure> {
+    /// Opens (and migrates) one store, then checks its schema against the model: the
+    /// store's metadata alone does not show a schema another process changed. Returns the
+    /// store, its model version and the schema version checked.
+    private static func openSynchronously(_ configuration: StoreConfiguration, logger: Logger) -> Result<(PersistentStore, String, Int), StoreOpenFailure> {
         let directory: ModelDirectory
         do {
             directory = try ModelDirectory(url: URL(fileURLWithPath: configuration.modelDirectory))
@@ -134,8 +144,25 @@ public actor StoreRegistry {
             model = directory.current
         }
         let url = URL(fileURLWithPath: configuration.path)
+        // An existing store must have been written with a version of this directory: anything
+        // else is a misconfiguration that migration would turn into data loss. (A FIFO or other
+        // non-regular file is refused here, before anything could block on it.)
+        var existing: StoreMetadata?
+        do {
+            existing = try PersistentStore.metadata(at: url, busyTimeout: configuration.busyTimeout.seconds)
+        } catch where error.code == .notFound {
+            existing = nil  // a missing or empty file: a new store
+        } catch {
+            return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
+        }
+        if let metadata = existing {
+            if let refusal = versionRefusal(metadata, configuration: configuration, directory: directory) {
+                return .failure(StoreOpenFailure(reason: refusal))
+            }
+        }
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
         migration.knownVersions = directory.versions
+        migration.allowsDroppingAllEntities = configuration.allowsDroppingAllEntities
         if configuration.backupBeforeMigration {
             // Used only when the open migrates: before the migration when its synchronous part
             // destroys data (or cleanup is not deferred), otherwise online as the first deferred
@@ -147,12 +174,30 @@ public actor StoreRegistry {
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             let store = try PersistentStore.open(at: url, model: model, options: options)
-            return .success((store, model.version))
+            let check = try store.checkSchema()
+            guard check.isUsable else {
+                try? store.close()
+                return .failure(StoreOpenFailure(reason: SchemaWatch.reason(store: configuration.name, path: url.path, model: model.version, check: check)))
+            }
+            if !check.unexpected.isEmpty {
+                logger.warning("the store's schema differs from model '\(model.version)' in ways it does not need; serving it",
+                               metadata: ["strata.changes": "\(check.unexpected.joined(separator: "; "))"])
+            }
+            return .success((store, model.version, check.schemaVersion))
         } catch let error as StoreError {
             return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
         } catch {
             return .failure(StoreOpenFailure(reason: "\(error)"))
         }
+    }
+
+    /// Why a store whose metadata records a version that the configured model directory
+    /// does not have (by checksum, nor by name) must not be opened; nil when it has it.
+    static func versionRefusal(_ metadata: StoreMetadata, configuration: StoreConfiguration, directory: ModelDirectory) -> String? {
+        let known = directory.versions.contains { $0.checksum == metadata.modelChecksum || $0.version == metadata.modelVersion }
+        guard !known else { return nil }
+        let versions = directory.versions.map { "'\($0.version)' (\($0.checksum))" }.joined(separator: ", ")
+        return "wrongModelDirectory: store '\(configuration.name)' (\(configuration.path)) was written with model version '\(metadata.modelVersion)' (checksum \(metadata.modelChecksum)), which is not a version of the configured model directory \(configuration.modelDirectory) (\(versions)); the store was left untouched. Point the store's `model:` at the directory of its model, or add its version to that directory"
     }
 
     /// `PATH.pre-migration-TIME` (a free name).

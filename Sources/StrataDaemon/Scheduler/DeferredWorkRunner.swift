@@ -44,14 +44,26 @@ public final class DeferredWorkRunner: Sendable {
     ///   - deadline: the end of the store's turn (nil: until done or stopped).
     ///   - clock: the clock of `deadline`.
     ///   - interrupt: checked before every batch; a reason stops the work (see ``BatchPacer``).
+    ///   - claim: a scheduler turn gives way at its next batch when a request (`FinishDeferred`)
+    ///     asks for the store; a request takes the store over from a scheduler turn.
     public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
                     clock: any SchedulerClock = SystemSchedulerClock(), interrupt: (@Sendable () -> Interruption?)? = nil,
+                    claim: HostedStore.FinishingClaim = .request,
                     progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
         let name = hosted.name
         guard let store = hosted.store, hosted.state == .ready else {
             return Result(store: name, report: nil, error: "the store is not open")
         }
-        guard hosted.beginFinishing() else {
+        // A schema another process broke fails the store here too, rather than the cleanup
+        // failing on SQL errors (``SchemaWatch``).
+        if let watch = hosted.schemaWatch, case .broken(let reason) = watch.verify(store) {
+            hosted.markFailed(reason)
+            return Result(store: name, report: nil, error: reason)
+        }
+        let claimed = claim == .request ? await hosted.takeOverFinishing() : hosted.beginFinishing(.scheduler)
+        guard claimed else {
+            // A scheduler turn that finds a request's run on the store has nothing to do: not a failure.
+            if claim == .scheduler { return Result(store: name, report: nil, error: nil) }
             var result = Result(store: name, report: nil, error: "deferred work already runs on this store")
             result.pendingTasks = hosted.pendingTasks().count
             return result
@@ -59,7 +71,9 @@ public final class DeferredWorkRunner: Sendable {
         defer { hosted.endFinishing() }
         let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
                                interrupt: interrupt, now: { clock.now })
-        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero, shouldContinue: pacer.shouldContinue,
+        let yields = claim == .scheduler
+        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero,
+                                    shouldContinue: { !(yields && hosted.yieldRequested) && pacer.shouldContinue() },
                                     interruptRequested: pacer.interruptRequested)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Metrics
 import Strata
 
 /// The idle scheduler: reads the signals (the daemon's own load, pressure stall information,
@@ -27,7 +26,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private var readings: [SignalReading] = []
     private var unavailable: [String] = []
     private var statistics = SchedulerStatistics()
-    private var pauseLatencies: [Double] = []
+    private let metrics: SchedulerMetrics
+    private var maxPauseLatency: Duration = .zero
     private var lastLogged: String?
 
     // Work in progress.
@@ -44,9 +44,12 @@ public actor IdleScheduler: DeferredWorkScheduler {
     ///   - stores: the hosted stores, in configuration order (the registry's).
     ///   - host: where machine-wide signals are read (tests pass a directory of fake files).
     ///   - clock: the scheduler's time (tests pass a fake one).
+    ///   - metrics: where the scheduler's metrics go (the daemon's registry).
     public init(settings: SchedulerSettings, gate: SchedulerGate, runner: DeferredWorkRunner,
                 stores: @escaping @Sendable () async -> [HostedStore], host: HostSignals = HostSignals(),
-                logind: LogindIdleHint = LogindIdleHint(), clock: any SchedulerClock = SystemSchedulerClock(), logger: Logger) {
+                logind: LogindIdleHint = LogindIdleHint(), clock: any SchedulerClock = SystemSchedulerClock(),
+                metrics: SchedulerMetrics = SchedulerMetrics(), logger: Logger) {
+        self.metrics = metrics
         self.gate = gate
         self.runner = runner
         self.stores = stores
@@ -113,7 +116,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         self.readings = readings
         self.unavailable = unavailable
         for reading in readings {
-            Gauge(label: "strata_scheduler_signal", dimensions: [("signal", reading.label)]).record(reading.value)
+            metrics.signal(reading).set(to: reading.value)
         }
     }
 
@@ -188,6 +191,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     private func startWork(at now: ContinuousClock.Instant) {
         statistics.runs += 1
+        metrics.runs.increment()
         runtimeMark = now
         workStartedAt = now
         stopRequest = nil
@@ -200,7 +204,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private nonisolated func workLoop() async {
         while let (hosted, settings, interrupt) = await nextTurn() {
             let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn,
-                                        clock: clock, interrupt: interrupt)
+                                        clock: clock, interrupt: interrupt, claim: .scheduler)
             let ended = clock.now
             guard await turnEnded(result, at: ended) else { break }
         }
@@ -234,17 +238,18 @@ public actor IdleScheduler: DeferredWorkScheduler {
             statistics.rowsProcessed += report.rowsProcessed
             statistics.batches += report.batches
             statistics.tasksFinished += report.tasksFinished
-            Counter(label: "strata_scheduler_rows_total").increment(by: Int(report.rowsProcessed))
-            Counter(label: "strata_scheduler_batches_total").increment(by: report.batches)
-            Counter(label: "strata_scheduler_tasks_finished_total").increment(by: report.tasksFinished)
+            metrics.rows(result.store).increment(by: report.rowsProcessed)
+            metrics.batches(result.store).increment(by: Int64(report.batches))
+            metrics.tasksFinished(result.store).increment(by: Int64(report.tasksFinished))
             if report.tasksRemaining == 0 {
                 logger.notice("deferred work finished on store", metadata: ["strata.store": "\(result.store)"])
             }
         }
         statistics.delaySeconds += result.delayed.seconds
-        FloatingPointCounter(label: "strata_scheduler_delay_seconds_total").increment(by: result.delayed.seconds)
+        metrics.delaySeconds.increment(by: result.delayed.seconds)
         if let error = result.error {
             statistics.errors += 1
+            metrics.errors(result.store).increment()
             statistics.lastError = "\(result.store): \(error)"
             failedAt[result.store] = ended
             logger.error("deferred work turn failed; the store is skipped for a minute", metadata: ["strata.store": "\(result.store)", "strata.error": "\(error)"])
@@ -261,7 +266,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         }
         if let started = workStartedAt {
             statistics.workSeconds += (ended - started).seconds
-            FloatingPointCounter(label: "strata_scheduler_work_seconds_total").increment(by: (ended - started).seconds)
+            metrics.workSeconds.increment(by: (ended - started).seconds)
         }
         runtimeMark = nil
         workStartedAt = nil
@@ -274,14 +279,10 @@ public actor IdleScheduler: DeferredWorkScheduler {
             statistics.pausesByCause[stop.cause.rawValue, default: 0] += 1
             statistics.recentPauses.append(record)
             if statistics.recentPauses.count > SchedulerStatistics.recentLimit { statistics.recentPauses.removeFirst() }
-            pauseLatencies.append(latency)
-            if pauseLatencies.count > 256 { pauseLatencies.removeFirst() }
-            let sorted = pauseLatencies.sorted()
-            statistics.pauseLatencyP50Milliseconds = Self.percentile(sorted, 0.50)
-            statistics.pauseLatencyP99Milliseconds = Self.percentile(sorted, 0.99)
-            statistics.pauseLatencyMaxMilliseconds = sorted.last ?? 0
-            Counter(label: "strata_scheduler_pauses_total", dimensions: [("cause", stop.cause.rawValue)]).increment()
-            Timer(label: "strata_scheduler_pause_latency_seconds").recordNanoseconds((ended - stop.at).nanoseconds)
+            metrics.pauses(stop.cause.rawValue).increment()
+            metrics.recordPause(latency: ended - stop.at)
+            maxPauseLatency = max(maxPauseLatency, ended - stop.at)
+            metrics.pauseLatencyMax.set(to: maxPauseLatency.seconds)
             logger.notice("deferred work paused", metadata: [
                 "strata.reason": "\(stop.reason)", "strata.latency_ms": "\(String(format: "%.1f", latency))",
                 "strata.store": "\(lastStore ?? "-")",
@@ -296,12 +297,6 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private func recentlyFailed(_ name: String, _ now: ContinuousClock.Instant) -> Bool {
         guard let failed = failedAt[name] else { return false }
         return now - failed < .seconds(60)
-    }
-
-    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(sorted.count - 1, max(0, rank))]
     }
 
     // MARK: - DeferredWorkScheduler
@@ -328,6 +323,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
         }
         var statistics = self.statistics
         statistics.workSeconds = self.statistics.workSeconds + (workStartedAt.map { (clock.now - $0).seconds } ?? 0)
+        (statistics.pauseLatencyP50Milliseconds, statistics.pauseLatencyP99Milliseconds, statistics.pauseLatencyMaxMilliseconds) =
+            metrics.pauseLatencyMilliseconds()
         return SchedulerStatus(state: state, reason: reason, paused: detector.pausedReason != nil, signals: readings, unavailable: unavailable,
                                windowRuntimeSeconds: detector.windowRuntime.seconds, workingOn: workingOn, statistics: statistics)
     }

@@ -18,7 +18,8 @@ public struct SchedulerStatistics: Sendable, Hashable {
     public var pausesByCause: [String: Int] = [:]
     /// The most recent pauses, oldest first (at most ``recentLimit``).
     public var recentPauses: [PauseRecord] = []
-    /// Pause latency (first busy reading → work stopped) over the last 256 pauses, in ms.
+    /// Pause latency (first busy reading → work stopped) since the daemon started, in ms: read
+    /// from the exported histogram (`strata_scheduler_pause_latency_seconds`) and gauge.
     public var pauseLatencyP50Milliseconds = 0.0
     public var pauseLatencyP99Milliseconds = 0.0
     public var pauseLatencyMaxMilliseconds = 0.0

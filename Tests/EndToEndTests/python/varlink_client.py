@@ -37,6 +37,8 @@ with varlink.Client(address=admin_address) as client:
         check(admin.Resume()["scheduler"]["paused"] is False, "Resume")
         replies = list(admin.FinishDeferred("aircraft", True, True, _more=True))
         check(replies[-1]["state"] == "finished", f"FinishDeferred: {replies}")
+        metrics = admin.Metrics()["text"]
+        check("# TYPE strata_requests_total counter" in metrics and 'method="io.strata.Admin.Status"' in metrics, f"Metrics: {metrics[:200]}")
         try:
             admin.Checkpoint("nope")
             check(False, "Checkpoint of an unknown store succeeded")

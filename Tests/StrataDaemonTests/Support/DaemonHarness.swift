@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// Paths of the package and its built executables.
 enum Paths {
@@ -42,8 +43,8 @@ struct DaemonSandbox {
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Writes a configuration hosting `stores` (name → file) on the Aircraft model.
-    func writeConfig(stores: [String] = ["aircraft"], extraStores: String = "", limits: String = "", dataAnyPeer: Bool = false,
-                     dataGroups: [String] = []) throws {
+    func writeConfig(stores: [String] = ["aircraft"], extraStores: String = "", limits: String = "", metrics: String = "",
+                     dataAnyPeer: Bool = false, dataGroups: [String] = []) throws {
         var text = "stores:\n"
         for name in stores {
             text += "  - name: \(name)\n    path: \(path("\(name).sqlite"))\n    model: \(Paths.aircraftModel)\n    busy_timeout: 1s\n"
@@ -63,6 +64,7 @@ struct DaemonSandbox {
             scheduler:
               idle_after: 1s
             \(limits)
+            \(metrics)
             log_level: debug
 
             """
@@ -87,7 +89,7 @@ final class NotifyListener: @unchecked Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            _ = path.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            path.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) }
         }
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -136,7 +138,8 @@ final class NotifyListener: @unchecked Sendable {
     }
 }
 
-/// A running `stratad`.
+/// A running `stratad`. Released while it still runs (a test that threw before `stop()`),
+/// it kills the process: no test leaves a daemon behind.
 final class DaemonProcess: @unchecked Sendable {
     let process = Process()
     let output = Pipe()
@@ -161,7 +164,25 @@ final class DaemonProcess: @unchecked Sendable {
         try process.run()
     }
 
+    deinit {
+        output.fileHandleForReading.readabilityHandler = nil
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
     var log: String { lock.lock(); defer { lock.unlock() }; return String(decoding: captured, as: UTF8.self) }
+
+    /// Whether the log contains `text` within `timeout`: the daemon's output reaches the test
+    /// through a pipe, after the reply a test may already have read.
+    func logContains(_ text: String, within timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !log.contains(text), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return log.contains(text)
+    }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 @testable import StrataDaemon
+import StrataVarlink
 
 /// A Unix stream socket that speaks raw bytes, for tests that misbehave on purpose (many
 /// connections, partial messages, trickled bytes) where ``VarlinkClient`` would not. Its

@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import Strata
+import StrataVarlink
+
+/// The methods of ``AdminInterface`` that do more than one call: status, pending work,
+/// finishing deferred work, settings, checkpoints and backups.
+struct AdminHandlers: Sendable {
+    let registry: StoreRegistry
+    let scheduler: any DeferredWorkScheduler
+    let runner: DeferredWorkRunner
+    let control: AdminInterface.Control
+
+    func status() async -> StrataAdmin.Status.Reply {
+        let stores = await registry.all()
+        return StrataAdmin.Status.Reply(
+            version: StrataDaemonVersion.string, pid: Int(getpid()), uptimeSeconds: (ContinuousClock.now - control.startedAt).seconds,
+            status: await registry.summary(), stores: stores.map(StrataAdmin.StoreInfo.init),
+            scheduler: StrataAdmin.SchedulerInfo(await scheduler.status()))
+    }
+
+    func pending(_ parameters: StrataAdmin.Pending.Parameters) async throws -> StrataAdmin.Pending.Reply {
+        let stores = try await selectStores(parameters.store)
+        return .init(stores: stores.map { store in
+            StrataAdmin.StorePending(store: store.name, tasks: store.pendingTasks().map(StrataAdmin.DeferredTaskInfo.init))
+        })
+    }
+
+    // MARK: - FinishDeferred
+
+    func finishDeferred(_ parameters: StrataAdmin.FinishDeferred.Parameters,
+                        replies: VarlinkReplies<StrataAdmin.FinishDeferred.Reply>) async throws -> StrataAdmin.FinishDeferred.Reply {
+        let stores = try await selectStores(parameters.store)
+        let now = parameters.now ?? false
+        if !now {
+            let permission = await scheduler.permission()
+            if !permission.allowed { return .init(state: "skipped", reason: permission.reason) }
+        }
+        // A scheduler turn gives the store over to the request (DeferredWorkRunner.run).
+        if stores.count == 1, stores[0].isFinishingOnRequest {
+            throw StrataAdmin.Failure.alreadyRunning(.init(store: stores[0].name))
+        }
+        let settings = await scheduler.settings()
+        guard parameters.wait ?? false else {
+            runner.start(stores, now: now, settings: settings)
+            return .init(state: "started")
+        }
+        let stream = AsyncStream<StrataAdmin.FinishDeferred.Reply>.makeStream()
+        let forward = Task {
+            for await progress in stream.stream { try? await replies.progress(progress) }
+        }
+        let results = await runner.finish(stores, now: now, settings: settings) { store, progress in
+            stream.continuation.yield(.init(state: "running", progress: StrataAdmin.FinishProgress(progress, store: store)))
+        }
+        stream.continuation.finish()
+        await forward.value
+        let failed = results.contains { $0.error != nil }
+        let stoppedEarly = results.contains { $0.report?.stoppedEarly ?? false }
+        return .init(state: failed ? "failed" : stoppedEarly ? "stopped" : "finished", results: results.map(StrataAdmin.FinishResult.init))
+    }
+
+    // MARK: - Settings
+
+    func settings(_ parameters: StrataAdmin.GetSettings.Parameters) async throws -> StrataAdmin.GetSettings.Reply {
+        let settings = await scheduler.settings()
+        let keys: [String]
+        if let key = parameters.key {
+            guard settings.value(of: key) != nil else {
+                throw StrataAdmin.Failure.unknownSetting(.init(key: key, known: SchedulerSettings.keys))
+            }
+            keys = [key]
+        } else {
+            keys = SchedulerSettings.keys
+        }
+        return .init(settings: keys.map { StrataAdmin.Setting(key: $0, settings) })
+    }
+
+    func set(_ parameters: StrataAdmin.SetSetting.Parameters) async throws -> StrataAdmin.SetSetting.Reply {
+        let previous = try await scheduler.set(parameters.key, to: parameters.value)
+        return .init(setting: StrataAdmin.Setting(key: parameters.key, await scheduler.settings()), previous: previous)
+    }
+
+    // MARK: - Checkpoint and backup
+
+    func checkpoint(_ parameters: StrataAdmin.Checkpoint.Parameters) async throws -> StrataAdmin.Checkpoint.Reply {
+        let store = try await registry.store(named: parameters.store)
+        let started = ContinuousClock.now
+        try await blocking(store) { try $0.checkpoint() }
+        return .init(store: store.name, seconds: (ContinuousClock.now - started).seconds)
+    }
+
+    func backup(_ parameters: StrataAdmin.Backup.Parameters, logger: Logger) async throws -> StrataAdmin.Backup.Reply {
+        let store = try await registry.store(named: parameters.store)
+        let path = parameters.path
+        guard path.hasPrefix("/") else { throw VarlinkError.invalidParameter("path") }
+        try await blocking(store) { try $0.backup(to: URL(fileURLWithPath: path)) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        logger.notice("backup written", metadata: ["strata.store": "\(store.name)", "strata.path": "\(path)", "strata.bytes": "\(size)"])
+        return .init(store: store.name, path: path, bytes: Int64(size))
+    }
+
+    // MARK: - Helpers
+
+    private func selectStores(_ name: String?) async throws -> [HostedStore] {
+        guard let name else { return await registry.all() }
+        return [try await registry.store(named: name)]
+    }
+
+    /// Runs blocking work on the store's own threads (``HostedStore/perform(_:)``), naming the
+    /// store in what it throws.
+    private func blocking(_ hosted: HostedStore, _ body: @escaping @Sendable (PersistentStore) throws -> Void) async throws {
+        do {
+            try await hosted.perform(body)
+        } catch {
+            throw AdminInterface.failure(error, store: hosted.name) ?? error
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Strata
+import StrataVarlink
+
+// The daemon's state as the types of io.strata.Admin's replies.
+
+extension StrataAdmin.StoreInfo {
+    init(_ store: HostedStore) {
+        var state = "ready"
+        var error: String?
+        switch store.state {
+        case .ready: break
+        case .failed(let reason): state = "failed"; error = reason
+        case .closed: state = "closed"
+        }
+        self.init(name: store.name, path: store.configuration.path, state: state, modelVersion: store.modelVersion,
+                  targetVersion: store.configuration.targetVersion, deferCleanup: store.configuration.deferCleanup,
+                  pendingTasks: store.pendingTasks().count, finishing: store.isFinishing, requests: store.requestCount, error: error)
+    }
+}
+
+extension StrataAdmin.SchedulerInfo {
+    init(_ status: SchedulerStatus) {
+        let stats = status.statistics
+        self.init(
+            state: status.state.rawValue, reason: status.reason, paused: status.paused, workingOn: status.workingOn,
+            signals: status.signals.map { reading in
+                StrataAdmin.SignalInfo(signal: reading.signal.rawValue, label: reading.label, value: reading.value, threshold: reading.threshold,
+                                       busy: reading.isBusy, summary: reading.summary)
+            },
+            unavailable: status.unavailable,
+            stats: StrataAdmin.SchedulerStats(
+                runs: stats.runs, workSeconds: stats.workSeconds, delaySeconds: stats.delaySeconds,
+                windowRuntimeSeconds: status.windowRuntimeSeconds, rowsProcessed: stats.rowsProcessed, batches: stats.batches,
+                tasksFinished: stats.tasksFinished, pauses: stats.pauses, pausesByCause: stats.pausesByCause,
+                pauseLatencyP50Ms: stats.pauseLatencyP50Milliseconds, pauseLatencyP99Ms: stats.pauseLatencyP99Milliseconds,
+                pauseLatencyMaxMs: stats.pauseLatencyMaxMilliseconds,
+                recentPauses: stats.recentPauses.map { pause in
+                    StrataAdmin.PauseInfo(cause: pause.cause, reason: pause.reason, latencyMs: pause.latencyMilliseconds, store: pause.store,
+                                          at: Self.timestamp(pause.at))
+                },
+                errors: stats.errors, lastError: stats.lastError))
+    }
+
+    /// ISO 8601 with milliseconds (pause times are compared with clients' clocks).
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}
+
+extension StrataAdmin.DeferredTaskInfo {
+    init(_ task: DeferredTask) {
+        self.init(id: task.id, kind: task.kind.rawValue, table: task.table, summary: task.summary, state: task.state.rawValue,
+                  rowsDone: task.rowsDone, rowsTotal: task.rowsTotal, fraction: task.fraction)
+    }
+}
+
+extension StrataAdmin.FinishProgress {
+    init(_ progress: DeferredProgress, store: String) {
+        self.init(store: store, taskId: progress.task.id, taskIndex: progress.taskIndex, taskCount: progress.taskCount,
+                  summary: progress.task.summary, rowsDone: progress.task.rowsDone, rowsTotal: progress.task.rowsTotal,
+                  fraction: progress.task.fraction)
+    }
+}
+
+extension StrataAdmin.FinishResult {
+    /// A store's result; a failed run reports what it finished and what the ledger still holds.
+    init(_ result: DeferredWorkRunner.Result) {
+        let report = result.report
+        let failure = result.failure
+        self.init(store: result.store, tasksFinished: report?.tasksFinished ?? failure?.tasksFinished ?? 0,
+                  tasksRemaining: report?.tasksRemaining ?? failure?.tasksRemaining ?? result.pendingTasks,
+                  rowsProcessed: report?.rowsProcessed ?? failure?.rowsProcessed ?? 0, batches: report?.batches ?? failure?.batches ?? 0,
+                  seconds: report?.seconds ?? failure?.seconds ?? 0, stoppedEarly: report?.stoppedEarly ?? (result.error != nil),
+                  error: result.error)
+    }
+}
+
+extension StrataAdmin.Setting {
+    init(key: String, _ settings: SchedulerSettings) {
+        self.init(key: key, value: settings.value(of: key) ?? "", description: SchedulerSettings.descriptions[key] ?? "")
+    }
+}

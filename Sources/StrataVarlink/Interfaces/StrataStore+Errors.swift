@@ -1,0 +1,128 @@
+import Foundation
+
+// The errors of io.strata.Store (`error …` in the IDL). io.strata.Admin declares the first
+// three too, with the same fields.
+
+extension StrataStore {
+    public struct NoSuchStore: VarlinkErrorParameters {
+        public static let errorName = "NoSuchStore"
+        public var store: String
+        public var known: [String]
+        public var reason: String
+
+        public init(store: String, known: [String]) {
+            self.store = store
+            self.known = known
+            self.reason = "no store named '\(store)'; known stores: \(known.isEmpty ? "none" : known.joined(separator: ", "))"
+        }
+    }
+
+    /// The store failed to open, or was closed (removed from the configuration, stopping).
+    public struct StoreUnavailable: VarlinkErrorParameters {
+        public static let errorName = "StoreUnavailable"
+        public var store: String
+        public var reason: String
+
+        public init(store: String, reason: String) {
+            self.store = store
+            self.reason = reason
+        }
+    }
+
+    /// The store refused the call: `code` is the library's `StoreError.Code`.
+    public struct StoreFailure: VarlinkErrorParameters {
+        public static let errorName = "StoreFailure"
+        public var store: String
+        public var code: String
+        public var reason: String
+
+        public init(store: String, code: String, reason: String) {
+            self.store = store
+            self.code = code
+            self.reason = reason
+        }
+    }
+
+    /// A predicate or sort descriptor that does not parse: the text and where.
+    public struct InvalidPredicate: VarlinkErrorParameters {
+        public static let errorName = "InvalidPredicate"
+        public var format: String
+        public var position: Int?
+        public var reason: String
+
+        public init(format: String, position: Int?, reason: String) {
+            self.format = format
+            self.position = position
+            self.reason = reason
+        }
+    }
+
+    /// An object that cannot be created or changed: `code` is the library's
+    /// `ObjectContextError.Code`; `operation` the index in a `Batch`.
+    public struct ObjectError: VarlinkErrorParameters {
+        public static let errorName = "ObjectError"
+        public var code: String
+        public var entity: String?
+        public var property: String?
+        public var reason: String
+        public var operation: Int?
+
+        public init(code: String, entity: String?, property: String?, reason: String, operation: Int?) {
+            self.code = code
+            self.entity = entity
+            self.property = property
+            self.reason = reason
+            self.operation = operation
+        }
+    }
+
+    public struct ObjectNotFound: VarlinkErrorParameters {
+        public static let errorName = "ObjectNotFound"
+        public var entity: String
+        public var id: Int64
+        public var operation: Int?
+
+        public init(entity: String, id: Int64, operation: Int?) {
+            self.entity = entity
+            self.id = id
+            self.operation = operation
+        }
+
+        public var reason: String { "no \(entity) with id \(id)" + (operation.map { " (operation \($0))" } ?? "") }
+    }
+
+    /// An error of io.strata.Store, typed: what the daemon throws and what a client decodes
+    /// (``init(_:)``) from a ``VarlinkError``.
+    public enum Failure: VarlinkErrorConvertible, Hashable, CustomStringConvertible {
+        case noSuchStore(NoSuchStore)
+        case storeUnavailable(StoreUnavailable)
+        case storeFailure(StoreFailure)
+        case invalidPredicate(InvalidPredicate)
+        case objectError(ObjectError)
+        case objectNotFound(ObjectNotFound)
+
+        public var varlinkError: VarlinkError {
+            switch self {
+            case .noSuchStore(let parameters): StrataStore.varlinkError(parameters)
+            case .storeUnavailable(let parameters): StrataStore.varlinkError(parameters)
+            case .storeFailure(let parameters): StrataStore.varlinkError(parameters)
+            case .invalidPredicate(let parameters): StrataStore.varlinkError(parameters)
+            case .objectError(let parameters): StrataStore.varlinkError(parameters)
+            case .objectNotFound(let parameters): StrataStore.varlinkError(parameters)
+            }
+        }
+
+        /// The typed error of a reply; nil when `error` is not an io.strata.Store error.
+        public init?(_ error: VarlinkError) {
+            if let parameters = StrataStore.parameters(NoSuchStore.self, of: error) { self = .noSuchStore(parameters) }
+            else if let parameters = StrataStore.parameters(StoreUnavailable.self, of: error) { self = .storeUnavailable(parameters) }
+            else if let parameters = StrataStore.parameters(StoreFailure.self, of: error) { self = .storeFailure(parameters) }
+            else if let parameters = StrataStore.parameters(InvalidPredicate.self, of: error) { self = .invalidPredicate(parameters) }
+            else if let parameters = StrataStore.parameters(ObjectError.self, of: error) { self = .objectError(parameters) }
+            else if let parameters = StrataStore.parameters(ObjectNotFound.self, of: error) { self = .objectNotFound(parameters) }
+            else { return nil }
+        }
+
+        public var description: String { varlinkError.description }
+    }
+}

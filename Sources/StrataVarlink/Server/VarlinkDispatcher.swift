@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import Metrics
+
+/// Routes calls to the interfaces one socket serves, and answers `org.varlink.service`
+/// (GetInfo, GetInterfaceDescription) for them.
+public struct VarlinkDispatcher: Sendable {
+    public let interfaces: [String: any VarlinkInterface]
+    public let info: ServiceInfo
+
+    /// `org.varlink.service.GetInfo`'s answer.
+    public struct ServiceInfo: Sendable {
+        public var vendor = "Strata"
+        public var product = "stratad"
+        public var version: String
+        public var url = "https://github.com/strata/strata"
+        public init(version: String = "unknown") {
+            self.version = version
+        }
+    }
+
+    public init(interfaces: [any VarlinkInterface], info: ServiceInfo = ServiceInfo()) {
+        var map: [String: any VarlinkInterface] = [:]
+        for interface in interfaces { map[interface.name] = interface }
+        let service = VarlinkService.table(info: info, interfaces: interfaces)
+        map[service.name] = service
+        self.interfaces = map
+        self.info = info
+    }
+
+    /// Handles one call and returns its final reply (nil for `oneway`). Intermediate replies go
+    /// through `send`.
+    public func dispatch(_ call: VarlinkCall, context: VarlinkCallContext,
+                         send: @escaping @Sendable (VarlinkReply) async throws -> Void) async -> VarlinkReply? {
+        let started = ContinuousClock.now
+        let reply: VarlinkReply
+        do {
+            guard let interface = interfaces[call.interface] else { throw VarlinkError.interfaceNotFound(call.interface) }
+            guard interface.methods.contains(call.member) else { throw VarlinkError.methodNotFound(call.method) }
+            let sender = VarlinkReplySender(more: call.more && !call.oneway, send: send)
+            reply = VarlinkReply(parameters: try await interface.handle(call, context: context, replies: sender))
+        } catch let error as any VarlinkErrorConvertible {
+            reply = VarlinkReply(error.varlinkError)
+        } catch {
+            context.logger.error("call failed", metadata: ["strata.method": "\(call.method)", "strata.error": "\(error)"])
+            reply = VarlinkReply(VarlinkError("io.strata.Varlink.InternalError", ["reason": .string("\(error)")]))
+        }
+        let elapsed = ContinuousClock.now - started
+        Timer(label: "strata_request_duration_seconds", dimensions: [("method", call.method)]).recordNanoseconds(
+            elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        Counter(label: "strata_requests_total", dimensions: [("method", call.method), ("outcome", reply.error ?? "ok")]).increment()
+        context.logger.debug("call", metadata: ["strata.method": "\(call.method)", "strata.outcome": "\(reply.error ?? "ok")",
+                                                 "strata.ms": "\(Int(elapsed.fractionalSeconds * 1000))"])
+        return call.oneway ? nil : reply
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+
+/// Sends the replies of one call. A call that was made with `more` may send several replies
+/// with `continues: true` before the last; other calls send exactly one.
+public struct VarlinkReplySender: Sendable {
+    let send: @Sendable (VarlinkReply) async throws -> Void
+    /// Whether the client asked for several replies.
+    public let more: Bool
+
+    public init(more: Bool, send: @escaping @Sendable (VarlinkReply) async throws -> Void) {
+        self.more = more
+        self.send = send
+    }
+
+    /// An intermediate reply (dropped when the client did not ask for `more`).
+    public func progress(_ parameters: [String: JSONValue]) async throws {
+        guard more else { return }
+        try await send(VarlinkReply(parameters: parameters, continues: true))
+    }
+}
+
+/// What a handler knows about the connection a call came in on.
+public struct VarlinkCallContext: Sendable {
+    /// `admin` or `data`.
+    public var socket: String
+    public var peer: PeerIdentity?
+    public var logger: Logger
+
+    /// A context outside a connection (the fuzz targets and in-process callers).
+    public init(socket: String, peer: PeerIdentity? = nil, logger: Logger) {
+        self.socket = socket
+        self.peer = peer
+        self.logger = logger
+    }
+}
+
+/// One Varlink interface a server serves: its IDL description and its methods. Typed
+/// interfaces implement it with a ``VarlinkMethodTable``.
+public protocol VarlinkInterface: Sendable {
+    /// The qualified interface name, e.g. `io.strata.Admin`.
+    var name: String { get }
+    /// The interface definition (IDL), as in `varlink/NAME.varlink`.
+    var definition: String { get }
+    /// The method names (unqualified) the interface declares.
+    var methods: Set<String> { get }
+    /// Handles one call; the returned parameters are the final reply.
+    ///
+    /// - Throws: ``VarlinkErrorConvertible`` errors for error replies; anything else becomes
+    ///   `io.strata.Varlink.InternalError`.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue]
+}

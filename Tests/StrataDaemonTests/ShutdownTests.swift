@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import StrataDaemon
+import StrataVarlink
+
+/// Graceful shutdown through the daemon's service group: SIGTERM sends `STOPPING=1`, both
+/// sockets stop accepting, idle connections close at once, a running call finishes and gets
+/// its reply; past `limits.shutdown_timeout` the calls still running are cut off and the
+/// daemon exits all the same.
+///
+/// The running call is an insert that waits for a write lock another process holds (SQLite's
+/// busy handler) until the test releases it.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ShutdownTests {
+    /// Another process holding a store's write lock until ``release()`` (or until it is
+    /// terminated).
+    final class WriteLock {
+        let process = Process()
+        private let input = Pipe()
+
+        /// Returns once the lock is held.
+        init(_ store: String) async throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1], isolation_level=None)
+                db.execute("BEGIN IMMEDIATE")
+                print("locked", flush=True)
+                sys.stdin.readline()
+                db.execute("COMMIT")
+                """, store]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardInput = input
+            try process.run()
+            let locked = await offThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+            try #require(locked.contains("locked"))
+        }
+
+        var isHeld: Bool { process.isRunning }
+
+        func release() async {
+            input.fileHandleForWriting.write(Data("\n".utf8))
+            let process = self.process
+            await offThread { process.waitUntilExit() }
+        }
+
+        deinit { if process.isRunning { process.terminate() } }
+    }
+
+    static func config(_ sandbox: DaemonSandbox, shutdownTimeout: String) throws {
+        try sandbox.writeConfig(stores: [], extraStores: """
+              - name: slow
+                path: \(sandbox.path("slow.sqlite"))
+                model: \(Paths.aircraftModel)
+                busy_timeout: 60s
+
+            """, limits: "limits:\n  shutdown_timeout: \(shutdownTimeout)")
+    }
+
+    @Test func aRunningCallFinishesAndIdleConnectionsClose() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else {
+            print("SKIPPED aRunningCallFinishesAndIdleConnectionsClose: needs /usr/bin/python3 to hold a write lock")
+            return
+        }
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try Self.config(sandbox, shutdownTimeout: "30s")
+        let notify = NotifyListener(path: sandbox.path("notify.sock"))
+        defer { notify.close() }
+        let daemon = try DaemonProcess(config: sandbox.configPath, environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(await notify.wait { $0.contains("READY=1") } != nil, "\(daemon.log)")
+
+        let lock = try await WriteLock(sandbox.path("slow.sqlite"))
+        let idle = try #require(await RawVarlinkSocket.connect(sandbox.adminSocket, receiveTimeout: .seconds(20)))
+        let busy = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(20)))
+        await busy.call("io.strata.Store.Insert", ["store": "slow", "entity": "Aircraft", "values": ["tailNumber": "LAST"]])
+        let reply = Task { await busy.reply() }
+        try await Task.sleep(for: .milliseconds(300))
+
+        daemon.signal(SIGTERM)
+        let stopping = await notify.wait { $0.contains("STOPPING=1") }
+        #expect(stopping?.contains("STATUS=stopping: draining 2 connection(s)") == true, "\(notify.all)")
+        // The idle connection closes now, while the call still runs.
+        #expect(await idle.isClosedByPeer(), "the idle connection stayed open")
+        // Nobody new gets in: the listeners are closed.
+        let late = await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(5))
+        if let late {
+            await late.call("io.strata.Admin.Status")
+            let refused = await late.reply()
+            #expect(refused == nil || refused?.error == "io.strata.Varlink.ShuttingDown", "\(String(describing: refused))")
+        }
+        // The running insert finishes once the lock is released, and is answered.
+        #expect(lock.isHeld)
+        await lock.release()
+        let answer = await reply.value
+        #expect(answer?.error == nil && answer?.parameters["object"]?["tailNumber"] == "LAST", "\(String(describing: answer))\n\(daemon.log)")
+        #expect(await daemon.waitForExit() == 0, "\(daemon.log)")
+        #expect(daemon.log.contains("notice stratad: stopped"))
+    }
+
+    @Test func pastTheShutdownTimeoutRunningCallsAreCutOff() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else {
+            print("SKIPPED pastTheShutdownTimeoutRunningCallsAreCutOff: needs /usr/bin/python3 to hold a write lock")
+            return
+        }
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try Self.config(sandbox, shutdownTimeout: "1s")
+        let daemon = try DaemonProcess(config: sandbox.configPath)
+        try await waitForSocket(sandbox.dataSocket)
+
+        let lock = try await WriteLock(sandbox.path("slow.sqlite"))
+        let busy = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(30)))
+        await busy.call("io.strata.Store.Insert", ["store": "slow", "entity": "Aircraft", "values": ["tailNumber": "NEVER"]])
+        try await Task.sleep(for: .milliseconds(300))
+
+        daemon.signal(SIGTERM)
+        // The lock stays held; the daemon does not wait for it.
+        #expect(await daemon.waitForExit(timeout: .seconds(20)) == 0, "\(daemon.log)")
+        #expect(lock.isHeld)
+        #expect(await busy.reply() == nil, "the cut-off call was answered")
+    }
+}
