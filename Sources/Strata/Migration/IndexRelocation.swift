@@ -1,26 +1,32 @@
 import Foundation
 import GRDB
 
-/// Renames an index, or moves it from one table to another table holding the same rows, in
-/// O(1): SQLite has no `ALTER INDEX`, and building or dropping a big index holds the write
-/// lock for time proportional to the table. What makes finishing deferred work bounded at any
-/// size is that an index's b-tree never has to be built or freed in one statement:
+/// Renames an index, moves it from one table to another table holding the same rows, turns
+/// it into a `WITHOUT ROWID` table or such a table into an index — each in O(1): SQLite has no
+/// `ALTER INDEX`, and building or dropping a big index holds the write lock for time
+/// proportional to the table. What makes finishing deferred work bounded at any size is that
+/// an index's b-tree never has to be built or freed in one statement:
 ///
-/// - a **table rewrite** keeps the final indexes on its shadow table under temporary names
-///   during the batched copy, and the swap gives them their final names;
-/// - an **index build** fills a side table (the indexed columns, keyed by the table's rowid)
-///   in batches, with the index on it; the index then moves onto the table;
-/// - an **index drop** fills such a side table without an index, then moves the index onto it;
-///   the side table (and the index with it) is then deleted in batches.
+/// - an **index build** (an added index, or a rewritten table's shadow indexes after the
+///   copy) appends the index's entries, sorted, to a `WITHOUT ROWID` container a batch at a
+///   time; the container then becomes the index (``adopt(table:asIndex:on:sql:in:)``);
+/// - the **swap** of a table rewrite moves the live table's indexes aside and gives the
+///   shadow's their final names (``relocate(index:to:table:sql:in:)``);
+/// - an **index drop** turns the index into a `WITHOUT ROWID` table
+///   (``retire(_:in:)``), whose rows are then deleted in key order, a batch at a time.
 ///
-/// An index's b-tree holds, for each row, the indexed values followed by the rowid. A side
-/// table whose `INTEGER PRIMARY KEY` is the table's rowid and whose columns hold the same
-/// values, with the same declared types, gives its index exactly the same entries, so moving
-/// the index changes nothing on disk: only its `sqlite_master` row (name, table, SQL). That is
-/// the edit SQLite documents for `PRAGMA writable_schema` ("changes that do not affect the
-/// on-disk content"), followed by a `schema_version` increment so that every connection —
-/// this one included — reloads the schema before its next statement. `PRAGMA integrity_check`
-/// checks each index against its table's rows; the test suite runs it after every change kind.
+/// An index's b-tree holds, for each row, the indexed values followed by the rowid. A
+/// `WITHOUT ROWID` table whose primary key is those columns (same declared types, so the same
+/// affinities, collations and orders) then the rowid is stored as the same kind of b-tree
+/// with the same records, and an index on another table with the same rowids and values has
+/// the same entries; so these moves change nothing on disk: only `sqlite_master` rows (type,
+/// name, table, SQL; the root page kept). That is the edit SQLite documents for
+/// `PRAGMA writable_schema` ("changes that do not affect the on-disk content"), made inside
+/// the caller's transaction (so a crash or an error rolls it back with the rest), checked to
+/// have found exactly one row, and followed by a `schema_version` increment so that every
+/// connection — this one included — reloads the schema before its next statement.
+/// `PRAGMA integrity_check` checks each index against its table's rows; the test suite runs
+/// it after every change kind and every crash point.
 enum IndexRelocation {
     /// Renames the index `name` to `newName`, on `table`, with `sql` as its definition. `sql`
     /// must describe the same b-tree (same columns, order, uniqueness) on `table`, whose rows
