@@ -91,7 +91,8 @@ struct StagedOpenMigration {
             return nil
         } catch {
             let hops = path.hops
-            var index = committedHops < hops.count ? committedHops : nil
+            // The whole path is refused before anything is written (every entity dropped): no one hop.
+            var index = committedHops < hops.count && error.code != .dropsEveryEntity ? committedHops : nil
             if error.code == .notInferable {
                 // Refused while every hop is inferred, before anything was written: the first
                 // lightweight hop that cannot be.
@@ -148,7 +149,9 @@ struct StagedOpenMigration {
     /// The store's failure: the code, the version the store is at, the hop and its stage, the
     /// error, and what to do.
     private func failure(_ error: StagedMigrationError, at version: String, hop: FailingHop?, changed: Bool = false) -> StoreRegistry.StoreOpenFailure {
-        var text = "\(error.code.rawValue): store '\(configuration.name)' is at '\(version)'"
+        // The same code as a refusal of the lightweight migration at open (docs/Daemon.md).
+        let code = error.code == .dropsEveryEntity ? "migrationRefused" : error.code.rawValue
+        var text = "\(code): store '\(configuration.name)' is at '\(version)'"
         if let hop {
             let kind = hop.customLabel.map { "stage '\($0)' of \(configuration.stagesFile ?? "the stage file")" } ?? "lightweight"
             text += "; the migration from '\(hop.from)' to '\(hop.to)' (\(kind), hop \(hop.number) of \(hop.count)) failed: \(error.reason)"
