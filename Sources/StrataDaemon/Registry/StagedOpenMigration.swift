@@ -166,6 +166,8 @@ struct StagedOpenMigration {
         text += changed
             ? ". The hops before it are committed; after fixing, reload (`stratactl reload` or `systemctl reload stratad`) and the migration resumes from '\(version)'"
             : ". Nothing was changed; after fixing, reload (`stratactl reload` or `systemctl reload stratad`)"
-        return StoreRegistry.StoreOpenFailure(reason: text, version: version)
+        // One line (a stage's SQL in SQLite's message spans several): `stratactl stores` is a table.
+        let oneLine = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        return StoreRegistry.StoreOpenFailure(reason: oneLine, version: version)
     }
 }
