@@ -56,7 +56,7 @@ struct StagedOpenMigration {
                 "strata.stage": "\(stage.label)", "strata.path": "\(path)",
             ])
         }
-        logger.notice("migrating the store through the version graph", metadata: [
+        logger.notice("migrating store through the version graph", metadata: [
             "strata.from": "\(metadata.modelVersion)", "strata.to": "\(target.version)", "strata.path": "\(path)",
             "strata.hops": "\(path.hops.count)", "strata.stages_file": "\(configuration.stagesFile ?? "none")",
         ])
@@ -83,7 +83,7 @@ struct StagedOpenMigration {
                     break
                 }
             }
-            logger.notice("migrated the store through the version graph", metadata: [
+            logger.notice("migrated store through the version graph", metadata: [
                 "strata.from": "\(report.startVersion)", "strata.to": "\(report.endVersion)", "strata.hops": "\(report.hops.count)",
                 "strata.rows": "\(report.hops.reduce(0) { $0 + $1.rowsWritten })", "strata.pending": "\(report.pendingDeferredTasks)",
                 "strata.ms": "\(Int((ContinuousClock.now - started).seconds * 1000))",
