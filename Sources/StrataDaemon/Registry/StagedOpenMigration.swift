@@ -8,7 +8,8 @@ import Strata
 /// stages `stratactl migrate --stages` reads) where one goes exactly from the hop's source to
 /// its destination — each hop committed on its own, cleanup deferred as configured.
 ///
-/// Before each hop it sends `EXTEND_TIMEOUT_USEC` and a `STATUS=` line naming the hop
+/// Before each hop (the first one before the run's checkpoint, which may wait for another
+/// process's lock) it sends `EXTEND_TIMEOUT_USEC` and a `STATUS=` line naming the hop
 /// (`fleet: migrating Aircraft 2 → Aircraft 3 (stage 'move flightData into FlightData', 2 of 2)`).
 /// A failing hop leaves the store at its last committed version; the failure names it, the
 /// hop, the stage and the error, and says what to do (a reload resumes from there).
@@ -64,18 +65,26 @@ struct StagedOpenMigration {
                                              logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities)
         var committed = metadata.modelVersion
         var committedHops = 0
+        func announce(hop number: Int, rows: Int64?) {
+            let hop = path.hops[number - 1]
+            let label = customLabels["\(hop.from.version)>\(hop.to.version)"]
+            let status = Self.status(store: configuration.name, from: hop.from.version, to: hop.to.version, number: number,
+                                     count: path.hops.count, customLabel: label)
+            notifier.extendTimeout(by: Self.hopTimeoutExtension)
+            notifier.status(status)
+            var metadata: Logger.Metadata = ["strata.from": "\(hop.from.version)", "strata.to": "\(hop.to.version)",
+                                             "strata.stage": "\(label ?? "lightweight")", "strata.hop": "\(number)/\(path.hops.count)"]
+            if let rows { metadata["strata.rows"] = "\(rows)" }
+            logger.info("\(status)", metadata: metadata)
+        }
+        // The first hop is announced before the run starts: the checkpoint before it may wait
+        // for another process's lock (busy_timeout), and systemd should know why.
+        if !path.hops.isEmpty { announce(hop: 1, rows: nil) }
         do {
             let report = try manager.migrateStore(at: url, options: options) { progress in
                 switch progress.phase {
-                case .hopStarted:
-                    let label = customLabels["\(progress.fromVersion)>\(progress.toVersion)"]
-                    let status = Self.status(store: configuration.name, progress: progress, customLabel: label)
-                    notifier.extendTimeout(by: Self.hopTimeoutExtension)
-                    notifier.status(status)
-                    logger.info("\(status)", metadata: [
-                        "strata.from": "\(progress.fromVersion)", "strata.to": "\(progress.toVersion)", "strata.stage": "\(progress.stageLabel)",
-                        "strata.hop": "\(progress.hop)/\(progress.hopCount)", "strata.rows": "\(progress.rowsTouched)",
-                    ])
+                case .hopStarted where progress.hop > 1 && progress.hop <= path.hops.count:
+                    announce(hop: progress.hop, rows: progress.rowsTouched)
                 case .hopCommitted:
                     committed = progress.toVersion
                     committedHops = progress.hop
@@ -131,9 +140,9 @@ struct StagedOpenMigration {
     // MARK: - Messages
 
     /// `fleet: migrating Aircraft 2 → Aircraft 3 (stage 'move flightData into FlightData', 2 of 2)`.
-    static func status(store: String, progress: StagedMigrationProgress, customLabel: String?) -> String {
+    static func status(store: String, from: String, to: String, number: Int, count: Int, customLabel: String?) -> String {
         let kind = customLabel.map { "stage '\($0)'" } ?? "lightweight"
-        return "\(store): migrating \(progress.fromVersion) → \(progress.toVersion) (\(kind), \(progress.hop) of \(progress.hopCount))"
+        return "\(store): migrating \(from) → \(to) (\(kind), \(number) of \(count))"
     }
 
     /// The hop a migration failed in.
