@@ -72,10 +72,10 @@ struct StagedOpenMigration {
                                      count: path.hops.count, customLabel: label)
             notifier.extendTimeout(by: Self.hopTimeoutExtension)
             notifier.status(status)
-            var metadata: Logger.Metadata = ["strata.from": "\(hop.from.version)", "strata.to": "\(hop.to.version)",
-                                             "strata.stage": "\(label ?? "lightweight")", "strata.hop": "\(number)/\(path.hops.count)"]
-            if let rows { metadata["strata.rows"] = "\(rows)" }
-            logger.info("\(status)", metadata: metadata)
+            var fields: Logger.Metadata = ["strata.from": "\(hop.from.version)", "strata.to": "\(hop.to.version)",
+                                           "strata.stage": "\(label ?? "lightweight")", "strata.hop": "\(number)/\(path.hops.count)"]
+            if let rows { fields["strata.rows"] = "\(rows)" }
+            logger.info("\(status)", metadata: fields)
         }
         // The first hop is announced before the run starts: the checkpoint before it may wait
         // for another process's lock (busy_timeout), and systemd should know why.
@@ -168,9 +168,11 @@ struct StagedOpenMigration {
             text += "; the migration to '\(target.version)' cannot run: \(error.reason)"
         }
         if let hop, hop.customLabel == nil, [.notInferable, .invalidObjects].contains(error.code) {
-            text += configuration.stagesFile == nil
-                ? ". This hop needs a custom stage: write a stage file with a stage from '\(hop.from)' to '\(hop.to)' (docs/StagedMigration.md), add `stages: FILE` to store '\(configuration.name)' in the configuration, and reload (`stratactl reload`)"
-                : ". This hop needs a custom stage: add one from '\(hop.from)' to '\(hop.to)' to \(configuration.stagesFile!) and reload (`stratactl reload`)"
+            if let file = configuration.stagesFile {
+                text += ". This hop needs a custom stage: add one from '\(hop.from)' to '\(hop.to)' to \(file)"
+            } else {
+                text += ". This hop needs a custom stage: write a stage file with a stage from '\(hop.from)' to '\(hop.to)' (docs/StagedMigration.md) and add `stages: FILE` to store '\(configuration.name)' in the configuration"
+            }
         }
         text += changed
             ? ". The hops before it are committed; after fixing, reload (`stratactl reload` or `systemctl reload stratad`) and the migration resumes from '\(version)'"
