@@ -111,13 +111,13 @@ struct SchedulerLoadTests {
           signals: requests,transactions
           request_rate: 5
           batch_budget: 10ms
-          pause_between_batches: 30ms
+          pause_between_batches: 100ms
         log_level: info
 
         """
     }
 
-    // (pause_between_batches 30ms: bounded index builds finish the 120,000 rows in about a
+    // (pause_between_batches 100ms: bounded index builds finish the 120,000 rows in about a
     // second of work, ~100 batches; paced, the work still runs when the clients come back in
     // step 3, even on a loaded machine.)
     @Test func clientsComeFirstAndTheStoreStillFinishes() async throws {

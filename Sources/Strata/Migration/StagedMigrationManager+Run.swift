@@ -95,7 +95,15 @@ struct StagedMigrationRunner {
         try checkDataLoss(hops)
         var report = StagedMigrationReport(startVersion: metadata.modelVersion, endVersion: metadata.modelVersion, hops: [],
                                            backupURL: nil, pendingDeferredTasks: metadata.deferred.count)
-        if let backup = options.backupURL, FileManager.default.fileExists(atPath: backup.path) {
+        // A backup before the first hop, or (nothing destroyed before the cleanup) online later.
+        var backupNow = options.backupURL
+        var backupLater: URL?
+        if backupNow == nil, let destination = options.onlineBackupURL {
+            let destroys = !options.deferCleanup || hops.contains(where: \.isCustom)
+                || plans.contains { $0.synchronous.contains(where: \.destroysData) }
+            if destroys { backupNow = destination } else { backupLater = destination }
+        }
+        for backup in [backupNow, backupLater].compactMap({ $0 }) where FileManager.default.fileExists(atPath: backup.path) {
             throw StagedMigrationError(.store, "the backup destination \(backup.path) already exists; choose a new path (nothing was changed)", path: path)
         }
         guard !hops.isEmpty else { return report }
@@ -118,7 +126,7 @@ struct StagedMigrationRunner {
             try queue.writeWithoutTransaction { db in
                 // Start from a checkpointed WAL: a kill mid-migration leaves a short WAL to recover.
                 if (try? db.checkpoint(.truncate)) == nil { _ = try? db.checkpoint(.passive) }
-                if let backup = options.backupURL {
+                if let backup = backupNow {
                     progress?(StagedMigrationProgress(phase: .backingUp, stage: hops[0].stage, stageCount: stageCount, stageLabel: hops[0].stageLabel,
                                                       hop: 1, hopCount: hops.count, fromVersion: metadata.modelVersion, toVersion: metadata.modelVersion,
                                                       rowsTouched: 0, rowsWritten: 0))
@@ -129,7 +137,8 @@ struct StagedMigrationRunner {
                     options.logger.notice("backed up store before staged migration", metadata: ["strata.store": "\(path)", "strata.backup": "\(backup.path)"])
                 }
                 for (k, hop) in hops.enumerated() {
-                    let entry = try runHop(hop, plan: plans[k], number: k + 1, of: hops.count, stageCount: stageCount, in: db)
+                    let entry = try runHop(hop, plan: plans[k], number: k + 1, of: hops.count, stageCount: stageCount,
+                                           deferredBackup: k == 0 ? backupLater : nil, in: db)
                     completed = hop.destination.version
                     report.hops.append(entry)
                     report.endVersion = completed
@@ -167,7 +176,7 @@ struct StagedMigrationRunner {
 
     /// One hop in one transaction.
     private func runHop(_ hop: StagedMigrationHop, plan: MigrationPlan, number: Int, of count: Int, stageCount: Int,
-                        in db: Database) throws -> StagedMigrationReport.Hop {
+                        deferredBackup: URL? = nil, in db: Database) throws -> StagedMigrationReport.Hop {
         let current = try MetadataSchema.read(from: db, path: path)
         guard current.modelChecksum == hop.source.checksum else {
             throw StagedMigrationError(.store, "the store changed during the migration: it is at '\(current.modelVersion)', not '\(hop.source.version)'; run the migration again", path: path, completedVersion: current.modelVersion)
@@ -213,6 +222,14 @@ struct StagedMigrationRunner {
                             .stageLeftInvalidObjects,
                             "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': after the stage, \(violations.map(\.description).joined(separator: "; ")); the stage was rolled back — make its handlers give every object what '\(hop.destination.version)' requires",
                             path: path, stage: hop.stage, stageLabel: hop.stageLabel))
+                    }
+                }
+                if let deferredBackup {
+                    // In the hop's transaction: the cleanup can never run without it before. The
+                    // later hops' ledger rewrites keep a pending backup first.
+                    let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(MetadataSchema.deferredTable) WHERE kind = 'backup'") ?? 0
+                    if pending == 0 {
+                        try DeferredLedger.appendBackup(to: deferredBackup, reason: "the migration from '\(current.modelVersion)' to '\(hop.destination.version)' destroys nothing until then", in: db)
                     }
                 }
                 FaultInjection.point("staged.hop")
