@@ -70,7 +70,14 @@ struct ShutdownDuringFinishTests {
         try #require(batchesBefore >= 3, "no deferred batch ran: \(daemon.log)")
 
         daemon.signal(SIGTERM)
-        let last = try await finish.value
+        let last: StrataAdmin.FinishDeferred.Reply
+        do {
+            last = try await finish.value
+        } catch {
+            _ = await daemon.waitForExit()
+            Issue.record("FinishDeferred got no reply: \(error)\n\(daemon.log)")
+            return
+        }
         #expect(await daemon.waitForExit() == 0, "\(daemon.log)")
         let seen = progress.withLock { $0 }
         // Within one batch: at most the batch that was in flight commits after the signal.
