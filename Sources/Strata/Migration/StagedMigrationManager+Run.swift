@@ -263,7 +263,10 @@ struct StagedMigrationRunner {
         if hop.willMigrate != nil || hop.didMigrate != nil { tables.formUnion(StorageLayout(model: hop.source).tables.keys) }
         var total: Int64 = 0
         for table in tables where try db.tableExists(table) {
-            total += try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \(quoteIdentifier(table))") ?? 0
+            // Two subqueries: SQLite reads a lone min() or max() from the end of the b-tree, but
+            // scans the whole table for an expression of both (447 ms at 4M rows against 5 ms).
+            let quoted = quoteIdentifier(table)
+            total += try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(quoted)) - (SELECT min(rowid) FROM \(quoted)) + 1, 0)") ?? 0
         }
         return total
     }
