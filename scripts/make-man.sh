@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Generates the man pages stratad(8) and stratactl(1) from the binaries' argument parsers
+# with swift-argument-parser's generate-manual (the tool its `generate-manual` plugin runs),
+# built once from the package's own checkout of swift-argument-parser into
+# .build/generate-manual. The configuration reference, stratad.yaml(5), is hand-written
+# (packaging/man/stratad.yaml.5).
+#
+# usage: scripts/make-man.sh BINARIES OUTDIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+binaries=${1:?usage: make-man.sh BINARIES OUTDIR}
+out=${2:?usage: make-man.sh BINARIES OUTDIR}
+checkout=.build/checkouts/swift-argument-parser
+[ -f "$checkout/Package.swift" ] || swift package resolve
+tool=.build/generate-manual/debug/generate-manual
+if [ ! -x "$tool" ]; then
+  swift build --package-path "$checkout" --scratch-path .build/generate-manual --product generate-manual >&2
+fi
+mkdir -p "$out"
+# A fixed date (the last commit's) keeps the pages reproducible.
+date=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)
+"$tool" "$binaries/stratad" --section 8 --date "$date" --output-directory "$out" >/dev/null
+"$tool" "$binaries/stratactl" --section 1 --date "$date" --output-directory "$out" >/dev/null
+for page in stratad.8 stratactl.1; do
+  [ -s "$out/$page" ] || { echo "make-man: $out/$page was not generated" >&2; exit 1; }
+done
