@@ -58,7 +58,7 @@ uninstall:
 	$(INSTALL_VARS) scripts/install.sh uninstall
 
 deb: man
-	scripts/make-deb.sh $(BINARIES) $(MANPAGES) .build/deb/$(CONFIG)
+	DEB_COMPRESS=$(if $(filter debug,$(CONFIG)),gzip,xz) scripts/make-deb.sh $(BINARIES) $(MANPAGES) .build/deb/$(CONFIG)
 
 # Benchmarks (release build): make bench SCENARIO=crud ARGS="--rows 100000"
 SCENARIO ?= crud

@@ -6,16 +6,17 @@
 #   BINARIES  directory with stratad and stratactl (.build/release, or .build/debug for tests)
 #   MANPAGES  directory with stratad.8 and stratactl.1 (scripts/make-man.sh)
 #   OUTDIR    where strata_VERSION_ARCH.deb is written (its tree: OUTDIR/root)
+# DEB_COMPRESS: dpkg-deb's compressor, xz (default) or gzip (faster: the tests' debug package).
 # Prints the package's path on the last line.
 #
 # The package installs under /usr (units in /usr/lib/systemd/system, sysusers.d and
 # tmpfiles.d in /usr/lib), /etc/strata/stratad.yaml as a conffile, and maintainer scripts
 # from packaging/debian. Depends: from dpkg-shlibdeps on the binaries, plus systemd.
 set -euo pipefail
+binaries=$(realpath "${1:?usage: make-deb.sh BINARIES MANPAGES OUTDIR}")
+manpages=$(realpath "${2:?usage: make-deb.sh BINARIES MANPAGES OUTDIR}")
+out=$(realpath -m "${3:?usage: make-deb.sh BINARIES MANPAGES OUTDIR}")
 cd "$(dirname "$0")/.."
-binaries=${1:?usage: make-deb.sh BINARIES MANPAGES OUTDIR}
-manpages=${2:?usage: make-deb.sh BINARIES MANPAGES OUTDIR}
-out=${3:?usage: make-deb.sh BINARIES MANPAGES OUTDIR}
 root=$out/root
 rm -rf "$root"
 mkdir -p "$root/DEBIAN"
@@ -27,11 +28,8 @@ arch=$(dpkg --print-architecture)
 PREFIX=/usr SYSCONFDIR=/etc DESTDIR=$root BINARIES=$binaries MANPAGES=$manpages \
   ZSHCOMPDIR=/usr/share/zsh/vendor-completions scripts/install.sh install >/dev/null
 rm -f "$root/usr/share/doc/strata/stratad.yaml.default"   # the conffile is the default
-# Debian policy: stripped binaries (a debug build keeps its symbols: that one is for tests),
-# compressed man pages and changelog, a copyright file.
-if ! file -b "$binaries/stratad" | grep -q "with debug_info"; then
-  strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/stratad" "$root/usr/bin/stratactl"
-fi
+# Debian policy: stripped binaries, compressed man pages and changelog, a copyright file.
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/stratad" "$root/usr/bin/stratactl"
 gzip -9n "$root"/usr/share/man/man*/*
 install -m 0644 packaging/debian/copyright "$root/usr/share/doc/strata/copyright"
 sed -e "s/@VERSION@/$version/" packaging/debian/changelog | gzip -9n > "$root/usr/share/doc/strata/changelog.Debian.gz"
@@ -46,7 +44,7 @@ find "$root" -type d -exec chmod 0755 {} +
 shlibs=$(mktemp -d)
 mkdir -p "$shlibs/debian"
 touch "$shlibs/debian/control"
-depends=$(cd "$shlibs" && dpkg-shlibdeps -O --ignore-missing-info -e"$OLDPWD/$binaries/stratad" -e"$OLDPWD/$binaries/stratactl" 2>/dev/null \
+depends=$(cd "$shlibs" && dpkg-shlibdeps -O --ignore-missing-info -e"$binaries/stratad" -e"$binaries/stratactl" 2>/dev/null \
   | sed -n 's/^shlibs:Depends=//p')
 rm -rf "$shlibs"
 [ -n "$depends" ] || { echo "make-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
@@ -81,5 +79,5 @@ for script in postinst prerm postrm; do install -m 0755 "packaging/debian/$scrip
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
 
 deb=$out/strata_${version}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-xz}" --build "$root" "$deb" >/dev/null
 echo "$deb"

@@ -7,9 +7,9 @@
 #
 # usage: scripts/make-man.sh BINARIES OUTDIR
 set -euo pipefail
+binaries=$(realpath "${1:?usage: make-man.sh BINARIES OUTDIR}")
+out=$(realpath -m "${2:?usage: make-man.sh BINARIES OUTDIR}")
 cd "$(dirname "$0")/.."
-binaries=${1:?usage: make-man.sh BINARIES OUTDIR}
-out=${2:?usage: make-man.sh BINARIES OUTDIR}
 checkout=.build/checkouts/swift-argument-parser
 [ -f "$checkout/Package.swift" ] || swift package resolve
 tool=.build/generate-manual/debug/generate-manual
