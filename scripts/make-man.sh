@@ -24,3 +24,31 @@ date=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)
 for page in stratad.8 stratactl.1; do
   [ -s "$out/$page" ] || { echo "make-man: $out/$page was not generated" >&2; exit 1; }
 done
+# Touch-ups of the generated mdoc: blank lines (paragraphs of a discussion) become .Pp;
+# stratad has no subcommands, so the synopsis' `subcommand` and the implicit `help`
+# entry go; both pages get a SEE ALSO section.
+sed -i -e 's/^$/.Pp/' -e '$a\\' "$out/stratad.8" "$out/stratactl.1"   # and a final newline
+sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$out/stratad.8"
+cat >> "$out/stratad.8" <<'MDOC'
+.Sh FILES
+.Bl -tag -width Ds
+.It Pa /etc/strata/stratad.yaml
+the configuration,
+.Xr stratad.yaml 5
+.It Pa /var/lib/strata
+the stores (the unit's StateDirectory=)
+.It Pa /run/strata/admin.sock , Pa /run/strata/data.sock
+the sockets of stratad.socket and stratad-data.socket
+.El
+.Sh SEE ALSO
+.Xr stratactl 1 ,
+.Xr stratad.yaml 5 ,
+.Xr systemctl 1 ,
+.Xr journalctl 1 ,
+.Xr sysusers.d 5
+MDOC
+cat >> "$out/stratactl.1" <<'MDOC'
+.Sh SEE ALSO
+.Xr stratad 8 ,
+.Xr stratad.yaml 5
+MDOC
