@@ -92,7 +92,8 @@ install_all() {
   chmod 0644 "$d$MANDIR/man5/stratad.yaml.5"
   # Completions come from the argument parser of the binaries being installed.
   for binary in stratad stratactl; do
-    "$BINARIES/$binary" --generate-completion-script bash > "$d$BASHCOMPDIR/$binary"
+    # bash completions are sourced, not run: no #! line.
+    "$BINARIES/$binary" --generate-completion-script bash | sed -e '1{/^#!/d}' > "$d$BASHCOMPDIR/$binary"
     "$BINARIES/$binary" --generate-completion-script zsh > "$d$ZSHCOMPDIR/_$binary"
     "$BINARIES/$binary" --generate-completion-script fish > "$d$FISHCOMPDIR/$binary.fish"
     chmod 0644 "$d$BASHCOMPDIR/$binary" "$d$ZSHCOMPDIR/_$binary" "$d$FISHCOMPDIR/$binary.fish"

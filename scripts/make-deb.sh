@@ -6,6 +6,7 @@
 #   BINARIES  directory with stratad and stratactl (.build/release, or .build/debug for tests)
 #   MANPAGES  directory with stratad.8 and stratactl.1 (scripts/make-man.sh)
 #   OUTDIR    where strata_VERSION_ARCH.deb is written (its tree: OUTDIR/root)
+# DEB_MAINTAINER: the Maintainer field (default: Strata developers <strata@example.org>).
 # DEB_COMPRESS: dpkg-deb's compressor, xz (default) or gzip (faster: the tests' debug package).
 # Prints the package's path on the last line.
 #
@@ -22,6 +23,7 @@ rm -rf "$root"
 mkdir -p "$root/DEBIAN"
 
 version=$("$binaries/stratad" --version)
+maintainer=${DEB_MAINTAINER:-Strata developers <strata@example.org>}
 arch=$(dpkg --print-architecture)
 
 # The tree: the same installation as `make install PREFIX=/usr`, with Debian's directories.
@@ -32,8 +34,10 @@ rm -f "$root/usr/share/doc/strata/stratad.yaml.default"   # the conffile is the 
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/stratad" "$root/usr/bin/stratactl"
 gzip -9n "$root"/usr/share/man/man*/*
 install -m 0644 packaging/debian/copyright "$root/usr/share/doc/strata/copyright"
-sed -e "s/@VERSION@/$version/" packaging/debian/changelog | gzip -9n > "$root/usr/share/doc/strata/changelog.Debian.gz"
-chmod 0644 "$root/usr/share/doc/strata/changelog.Debian.gz"
+# A native package (no upstream tarball): changelog.gz, not changelog.Debian.gz.
+sed -e "s/@VERSION@/$version/" -e "s/@MAINTAINER@/$maintainer/" packaging/debian/changelog | gzip -9n > "$root/usr/share/doc/strata/changelog.gz"
+chmod 0644 "$root/usr/share/doc/strata/changelog.gz"
+install -D -m 0644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/strata"
 # The tree may have been made under a restrictive umask.
 find "$root" -type d -exec chmod 0755 {} +
 
@@ -57,7 +61,7 @@ cat > "$root/DEBIAN/control" <<CONTROL
 Package: strata
 Version: $version
 Architecture: $arch
-Maintainer: Strata developers <strata@localhost.localdomain>
+Maintainer: $maintainer
 Installed-Size: $size
 Depends: $depends, systemd (>= 247)
 Section: database

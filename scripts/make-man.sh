@@ -27,7 +27,10 @@ done
 # Touch-ups of the generated mdoc: blank lines (paragraphs of a discussion) become .Pp;
 # stratad has no subcommands, so the synopsis' `subcommand` and the implicit `help`
 # entry go; both pages get a SEE ALSO section.
-sed -i -e 's/^$/.Pp/' -e '$a\\' "$out/stratad.8" "$out/stratactl.1"   # and a final newline
+for page in stratad.8 stratactl.1; do
+  sed -i -e 's/^$/.Pp/' "$out/$page"
+  [ -z "$(tail -c1 "$out/$page")" ] || echo >> "$out/$page"   # the generator ends without a newline
+done
 sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$out/stratad.8"
 cat >> "$out/stratad.8" <<'MDOC'
 .Sh FILES

@@ -36,7 +36,9 @@ touch /usr/.package-test-probe && [ -e "$overlay/usr/upper/.package-test-probe" 
 rm -f /usr/.package-test-probe
 # Left-overs of earlier runs on the host (a /var/lib/strata symlink into /var/lib/private
 # from a DynamicUser= unit, say) are hidden in the overlay only: whiteouts, the host keeps them.
-for leftover in /var/lib/strata /var/lib/private/strata /etc/strata; do
+# So is a policy-rc.d that forbids starting services (container images ship one that exits
+# 101): the maintainer scripts honour it through deb-systemd-invoke, a booted system has none.
+for leftover in /var/lib/strata /var/lib/private/strata /etc/strata /usr/sbin/policy-rc.d; do
   if [ -e "$leftover" ] || [ -L "$leftover" ]; then
     echo "note: hiding the host's $leftover ($(ls -ld "$leftover" | cut -c1-10)) in the overlay"
     rm -rf "$leftover"
@@ -97,6 +99,15 @@ stores=$(stratactl stores 2>&1)
 echo "$stores" | grep -q "^aircraft  *ready .*/var/lib/strata/aircraft.sqlite" || fail "stratactl stores after reload: $stores"
 [ "$(stat -c '%a %U:%G' /var/lib/strata/aircraft.sqlite)" = "600 strata:strata" ] || fail "store file: $(stat -c '%a %U:%G' /var/lib/strata/aircraft.sqlite)"
 step "systemctl reload (same pid) opens the added store, created as /var/lib/strata/aircraft.sqlite (0600 strata:strata)"
+
+# MARK: - Reinstallation (an upgrade's path) keeps the edited conffile
+pid=$(systemctl show -p MainPID --value stratad.service)
+out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i again: $out"
+grep -q "name: aircraft" /etc/strata/stratad.yaml || fail "reinstalling replaced the edited /etc/strata/stratad.yaml"
+for _ in $(seq 1 100); do [ "$(systemctl is-active stratad.service)" = active ] && break; sleep 0.1; done
+[ "$(systemctl show -p MainPID --value stratad.service)" != "$pid" ] || fail "reinstalling did not restart the running daemon"
+stratactl stores 2>&1 | grep -q "^aircraft  *ready" || fail "stratactl stores after reinstalling: $(stratactl stores 2>&1)"
+step "dpkg -i again keeps the edited conffile and restarts the running daemon on the new binary"
 
 # MARK: - Who may use which socket
 useradd --system --no-create-home --shell /usr/sbin/nologin --groups strata strata-client || fail "useradd strata-client"
@@ -170,5 +181,7 @@ out=$(dpkg --purge strata 2>&1) || fail "dpkg --purge: $out"
 [ ! -e /etc/strata/stratad.yaml ] || fail "dpkg --purge kept /etc/strata/stratad.yaml"
 [ "$(sqlite3 /var/lib/strata/aircraft.sqlite "SELECT count(*) FROM Aircraft")" = 1 ] || fail "dpkg --purge touched the store"
 getent group strata >/dev/null || fail "dpkg --purge removed the strata group (files may still be owned by it)"
+left=$(find /etc/systemd/system -name 'strata*' -o -name 'stratad*')
+[ -z "$left" ] || fail "dpkg --purge left unit links or masks: $left"
 step "dpkg --purge removes the configuration; /var/lib/strata and the strata user stay"
 echo "CHECK all ok"
