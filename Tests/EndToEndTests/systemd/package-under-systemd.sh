@@ -38,7 +38,9 @@ rm -f /usr/.package-test-probe
 # from a DynamicUser= unit, say) are hidden in the overlay only: whiteouts, the host keeps them.
 # So is a policy-rc.d that forbids starting services (container images ship one that exits
 # 101): the maintainer scripts honour it through deb-systemd-invoke, a booted system has none.
-for leftover in /var/lib/strata /var/lib/private/strata /etc/strata /usr/sbin/policy-rc.d; do
+# man-db's trigger would rebuild the whole man page index after each dpkg run: the flag file
+# that enables it is hidden too.
+for leftover in /var/lib/strata /var/lib/private/strata /etc/strata /usr/sbin/policy-rc.d /var/lib/man-db/auto-update; do
   if [ -e "$leftover" ] || [ -L "$leftover" ]; then
     echo "note: hiding the host's $leftover ($(ls -ld "$leftover" | cut -c1-10)) in the overlay"
     rm -rf "$leftover"
