@@ -71,6 +71,14 @@ zcat /usr/share/man/man8/stratad.8.gz | grep -q -- "check-config" || fail "strat
 zcat /usr/share/man/man1/stratactl.1.gz | grep -q "finish-deferred" || fail "stratactl(1) does not describe finish-deferred"
 grep -q "finish-deferred" /usr/share/bash-completion/completions/stratactl || fail "the bash completion does not know finish-deferred"
 step "dpkg -i installs the binaries, units (ExecStart=/usr/bin/…), man pages, completions and the conffile"
+# A release package links the Swift runtime statically: prove it runs without the toolchain
+# by hiding it (a debug package, the one make test builds, needs it).
+if ! ldd /usr/bin/stratad | grep -q libswiftCore; then
+  toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift || echo /opt/swift/usr/bin/swift)")")")
+  if [ -d "$toolchain" ]; then mount -t tmpfs tmpfs "$toolchain" || fail "cannot hide $toolchain"; fi
+  stratactl --help >/dev/null && stratad --version >/dev/null || fail "the binaries do not run without the Swift toolchain"
+  step "the binaries link no Swift runtime; $toolchain is hidden for the rest of the test"
+fi
 
 getent passwd strata >/dev/null && getent group strata >/dev/null || fail "postinst made no strata user and group"
 [ "$(stat -c '%a %U:%G' /var/lib/strata)" = "750 strata:strata" ] || fail "/var/lib/strata: $(stat -c '%a %U:%G' /var/lib/strata)"
