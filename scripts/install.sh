@@ -59,6 +59,7 @@ files() {
   echo "$FISHCOMPDIR/stratad.fish"
   for doc in "${docs[@]}"; do echo "$DOCDIR/$doc"; done
   for model in config/models/Aircraft/*; do echo "$DATADIR/models/Aircraft/${model##*/}"; done
+  echo "$DATADIR/stages/Aircraft.yaml"
 }
 
 # A unit from systemd/ with its paths moved to this prefix (the files name /usr/local/bin
@@ -100,6 +101,7 @@ install_all() {
   done
   for doc in "${docs[@]}"; do install -m 0644 "docs/$doc" "$d$DOCDIR/$doc"; done
   install -m 0644 config/models/Aircraft/* "$d$DATADIR/models/Aircraft/"
+  install -D -m 0644 Examples/StagedMigration/Aircraft/stages.yaml "$d$DATADIR/stages/Aircraft.yaml"
   # The configuration: never overwrite one that is there (an operator's edits).
   if [ -e "$d$CONFIG_FILE" ]; then
     echo "install: keeping $d$CONFIG_FILE (the shipped default is $d$DOCDIR/stratad.yaml.default)"
@@ -114,7 +116,7 @@ install_all() {
 uninstall_all() {
   local d=$DESTDIR
   { files; echo "$DOCDIR/stratad.yaml.default"; } | while read -r file; do rm -f "$d$file"; done
-  rmdir "$d$DATADIR/models/Aircraft" "$d$DATADIR/models" "$d$DATADIR" "$d$DOCDIR" 2>/dev/null || true
+  rmdir "$d$DATADIR/models/Aircraft" "$d$DATADIR/models" "$d$DATADIR/stages" "$d$DATADIR" "$d$DOCDIR" 2>/dev/null || true
   if [ "$KEEP_CONFIG" = 0 ]; then
     rm -f "$d$CONFIG_FILE"; rmdir "$d$SYSCONFDIR/strata" 2>/dev/null || true
   else

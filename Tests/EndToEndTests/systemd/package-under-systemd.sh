@@ -59,7 +59,7 @@ for file in /usr/bin/stratad /usr/bin/stratactl /usr/lib/systemd/system/stratad.
     /usr/lib/tmpfiles.d/strata.conf /usr/share/man/man8/stratad.8.gz /usr/share/man/man1/stratactl.1.gz \
     /usr/share/man/man5/stratad.yaml.5.gz /usr/share/bash-completion/completions/stratactl \
     /usr/share/zsh/vendor-completions/_stratactl /usr/share/fish/vendor_completions.d/stratactl.fish \
-    /usr/share/strata/models/Aircraft/versions.yaml /etc/strata/stratad.yaml; do
+    /usr/share/strata/models/Aircraft/versions.yaml /usr/share/strata/stages/Aircraft.yaml /etc/strata/stratad.yaml; do
   [ -s "$file" ] || fail "the package did not install $file"
 done
 [ ! -e /usr/bin/strata-bench ] || fail "strata-bench is installed"
