@@ -14,7 +14,9 @@ checkout=.build/checkouts/swift-argument-parser
 [ -f "$checkout/Package.swift" ] || swift package resolve
 tool=.build/generate-manual/debug/generate-manual
 if [ ! -x "$tool" ]; then
-  swift build --package-path "$checkout" --scratch-path .build/generate-manual --product generate-manual >&2
+  # Its own deprecation warnings are swift-argument-parser's, not ours: silenced.
+  swift build --package-path "$checkout" --scratch-path .build/generate-manual --product generate-manual \
+    -Xswiftc -suppress-warnings >&2
 fi
 mkdir -p "$out"
 # A fixed date (the last commit's) keeps the pages reproducible.
