@@ -2,7 +2,8 @@ import NIOCore
 
 /// Closes a connection when the server quiesces (`ChannelShouldQuiesceEvent`, sent by
 /// NIOExtras' `ServerQuiescingHelper`): at once when no call of its own runs, otherwise the
-/// connection's task closes it after the running call (``ConnectionActivity``).
+/// connection's task closes it after the running call has written its final reply
+/// (``ConnectionActivity``). A call that arrives after the event is answered `ShuttingDown`.
 final class ConnectionQuiescingHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
