@@ -25,9 +25,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
+        // Units every other module shares (Duration arithmetic): no dependencies at all.
+        .target(name: "StrataUnits"),
         .target(
             name: "Strata",
             dependencies: [
+                "StrataUnits",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
@@ -44,6 +47,7 @@ let package = Package(
         .target(
             name: "StrataVarlink",
             dependencies: [
+                "StrataUnits",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -55,6 +59,7 @@ let package = Package(
             name: "StrataDaemon",
             dependencies: [
                 "Strata",
+                "StrataUnits",
                 "StrataVarlink",
                 "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -81,6 +86,7 @@ let package = Package(
             name: "stratactl",
             dependencies: [
                 "Strata",
+                "StrataUnits",
                 "StrataVarlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -89,6 +95,7 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 "Strata",
+                "StrataUnits",
                 "StrataDaemon",
                 "StrataVarlink",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,7 +3,8 @@ import Foundation
 /// One pending task of a store's deferred ledger: cleanup left by a lightweight migration
 /// opened with deferral (Core Data's `NSPersistentStoreDeferredLightweightMigrationOptionKey`).
 public struct DeferredTask: Sendable, Hashable, Codable {
-    public enum Kind: String, Sendable, Hashable, Codable {
+    /// What a task does.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// Copy a table into its final shape (drops columns, ordering columns, retypes, builds indexes).
         case rewriteTable
         /// Drop a table no longer in the model.
@@ -12,6 +13,8 @@ public struct DeferredTask: Sendable, Hashable, Codable {
         case createIndex
         /// Drop an index no longer in the model.
         case dropIndex
+        /// Drop an index whose definition (or name) changed and build it as the model defines it.
+        case rebuildIndex
         /// Reclaim free pages.
         case incrementalVacuum
     }

@@ -12,8 +12,11 @@ import GRDB
 ///
 /// Synchronous operations come first and make the store correct for the destination model;
 /// the deferrable ones only reclaim space, restore the exact destination schema and build
-/// indexes. Inference never touches a database: a change it cannot infer throws a
-/// ``MigrationError`` before anything is written. See `docs/Migration.md`.
+/// indexes. Inference never touches a store: a change it cannot infer throws a
+/// ``MigrationError`` before anything is written. The deferrable part is computed as the
+/// deferred ledger is (by reconciling the schema the synchronous part leaves with the
+/// destination's, here on an empty in-memory store), so a plan's deferred steps are the
+/// tasks `pending` shows after the open. See `docs/Migration.md`.
 public struct MigrationPlan: Sendable, Hashable, Codable {
     public var sourceChecksum: String
     public var destinationChecksum: String
@@ -62,8 +65,19 @@ public struct MigrationPlan: Sendable, Hashable, Codable {
                                  sourceVersion: source.version, destinationVersion: destination.version, operations: [])
         guard plan.sourceChecksum != plan.destinationChecksum else { return plan }
         var inference = try LightweightInference(source: source, destination: destination)
-        plan.operations = try inference.plan()
+        let inferred = try inference.plan()
         plan.requirements = inference.requirements
+        // The deferrable part is what the ledger will hold: the reconciler's tasks after the
+        // synchronous part, in inference's words (one computation for `plan` and `pending`).
+        do {
+            let parts = try SchemaReconciler.deferrablePart(
+                from: StorageLayout(model: source), to: StorageLayout(model: destination),
+                synchronous: inferred.filter { !$0.isDeferrable }, planned: inferred.filter(\.isDeferrable))
+            plan.operations = parts.synchronous + parts.deferrable
+        } catch {
+            throw MigrationError(.notInferable, "the synchronous part failed on an empty store of '\(source.version)' (\(error)); this is a bug in Strata, please report it with both models",
+                                 sourceVersion: source.version, destinationVersion: destination.version)
+        }
         return plan
     }
 

@@ -51,10 +51,19 @@ enum SchemaReconciler {
     }
 
     /// The tasks that make `db` identical to a fresh store of `layout`, in the order to run them.
-    /// `reasons` maps a table to why it is rewritten (from the migration plan), for summaries.
-    static func tasks(for layout: StorageLayout, in db: Database, reasons: [String: [String]] = [:]) throws -> [Task] {
+    ///
+    /// `planned` are the deferrable operations lightweight inference derived from the model
+    /// change: a task that does what one of them does takes its summary, entity, property,
+    /// discarded data and rewrite reasons, so that the plan and the ledger describe a step in
+    /// the same words. They never add or remove a task: the physical schema decides.
+    static func tasks(for layout: StorageLayout, in db: Database, planned: [MigrationOperation] = []) throws -> [Task] {
         let tables = try physicalTables(db)
         let indexes = try physicalIndexes(db)
+        var reasons: [String: [String]] = [:]
+        for operation in planned {
+            if case .rewriteTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
+            if case .rewriteJoinTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
+        }
         var targetTables: [String: (sql: String, shadow: String, columns: [String], isJoin: Bool)] = [:]
         for (name, table) in layout.tables {
             targetTables[name] = (layout.createTableSQL(table), layout.createTableSQL(table, name: shadowName(name)), table.columns.map(\.name), false)
@@ -64,7 +73,8 @@ enum SchemaReconciler {
         }
         var drops: [Task] = []
         var rewrites: [Task] = []
-        var indexTasks: [Task] = []
+        var indexDrops: [Task] = []
+        var indexBuilds: [Task] = []
         var rewritten: Set<String> = []
 
         for name in tables.keys.sorted() where targetTables[name] == nil {
@@ -94,27 +104,104 @@ enum SchemaReconciler {
                                  kind: .rewriteTable, summary: summary, rowsTotal: try estimatedRows(name, db)))
             rewritten.insert(name)
         }
+
+        // Indexes: a stale physical index (not in the model, or defined differently) and a
+        // missing model index on the same table with the same columns are one rebuild; other
+        // stale ones are dropped, other missing ones built.
         let targetIndexes = Dictionary(uniqueKeysWithValues: layout.indexes.map { ($0.name, $0) })
-        for (name, physical) in indexes.sorted(by: { $0.key < $1.key }) {
-            if rewritten.contains(physical.table) || tables[physical.table] == nil || targetTables[physical.table] == nil { continue }
+        let live = { (table: String) in tables[table] != nil && targetTables[table] != nil && !rewritten.contains(table) }
+        var stale: [(name: String, table: String, columns: [String], isUnique: Bool)] = []
+        for (name, physical) in indexes.sorted(by: { $0.key < $1.key }) where live(physical.table) {
             if let target = targetIndexes[name], SchemaSnapshot.normalize(layout.createIndexSQL(target)) == SchemaSnapshot.normalize(physical.sql) { continue }
-            indexTasks.append(Task(operation: MigrationOperation(.dropIndex(name: name, table: physical.table), deferrable: true, summary: "drop index \(name)"),
-                                   kind: .dropIndex, summary: "drop index \(name) (no longer in the model or changed)", rowsTotal: 0))
+            let definition = try db.indexes(on: physical.table).first { $0.name == name }
+            stale.append((name, physical.table, definition?.columns ?? [], definition?.isUnique ?? false))
         }
-        for index in layout.indexes where !rewritten.contains(index.table) {
+        var rebuilt: Set<String> = []
+        for index in layout.indexes where live(index.table) {
             if let physical = indexes[index.name], SchemaSnapshot.normalize(physical.sql) == SchemaSnapshot.normalize(layout.createIndexSQL(index)) { continue }
-            let spec = IndexSpec(name: index.name, table: index.table, columns: index.columns.map(\.name), isUnique: index.isUnique,
-                                 sql: layout.createIndexSQL(index), entity: nil, keyPaths: index.columns.map(\.name))
-            let summary = "build \(index.isUnique ? "unique " : "")index \(index.name) on \(index.table)(\(spec.columns.joined(separator: ", ")))"
-            indexTasks.append(Task(operation: MigrationOperation(.createIndex(spec), deferrable: !index.isUnique, summary: summary),
-                                   kind: .createIndex, summary: summary, rowsTotal: try estimatedRows(index.table, db)))
+            let columns = index.columns.map(\.name)
+            let described = "\(index.table)(\(columns.joined(separator: ", ")))"
+            let rows = try estimatedRows(index.table, db)
+            // The same name defined differently, else a stale index of the same definition (renamed).
+            let old = stale.first { $0.name == index.name && !rebuilt.contains($0.name) }
+                ?? stale.first { $0.table == index.table && $0.columns == columns && $0.isUnique == index.isUnique
+                    && targetIndexes[$0.name] == nil && !rebuilt.contains($0.name) }
+            if let old, !index.isUnique {
+                rebuilt.insert(old.name)
+                let spec = IndexSpec(name: index.name, table: index.table, columns: columns, isUnique: false,
+                                     sql: layout.createIndexSQL(index, ifNotExists: true), entity: nil, keyPaths: columns)
+                let summary = old.name == index.name
+                    ? "rebuild index \(index.name) on \(described) (its definition changed)"
+                    : "rebuild index \(old.name) as \(index.name) on \(described) (renamed)"
+                indexBuilds.append(Task(operation: MigrationOperation(.rebuildIndex(oldName: old.name, spec), deferrable: true, summary: summary),
+                                        kind: .rebuildIndex, summary: summary, rowsTotal: rows))
+                continue
+            }
+            let spec = IndexSpec(name: index.name, table: index.table, columns: columns, isUnique: index.isUnique,
+                                 sql: layout.createIndexSQL(index), entity: nil, keyPaths: columns)
+            let summary = "build \(index.isUnique ? "unique " : "")index \(index.name) on \(described)"
+            indexBuilds.append(Task(operation: MigrationOperation(.createIndex(spec), deferrable: !index.isUnique, summary: summary),
+                                    kind: .createIndex, summary: summary, rowsTotal: rows))
         }
-        var all = indexTasks.filter { $0.kind == .dropIndex } + drops + rewrites + indexTasks.filter { $0.kind == .createIndex }
+        for index in stale where !rebuilt.contains(index.name) {
+            let summary = "drop index \(index.name) (no longer in the model or changed)"
+            indexDrops.append(Task(operation: MigrationOperation(.dropIndex(name: index.name, table: index.table), deferrable: true, summary: summary),
+                                   kind: .dropIndex, summary: summary, rowsTotal: 0))
+        }
+        var all = indexDrops + drops + rewrites + indexBuilds
         if !drops.isEmpty || !rewrites.isEmpty {
             all.append(Task(operation: MigrationOperation(.incrementalVacuum, deferrable: true, summary: "reclaim free pages"),
                             kind: .incrementalVacuum, summary: "reclaim free pages (incremental vacuum)", rowsTotal: 0))
         }
-        return all
+        return all.map { annotated($0, from: planned) }
+    }
+
+    /// `task` with the words of the planned operation that does the same thing, if any.
+    private static func annotated(_ task: Task, from planned: [MigrationOperation]) -> Task {
+        guard let match = planned.first(where: { sameStep($0.kind, task.operation.kind) }) else { return task }
+        var task = task
+        task.operation.summary = match.summary
+        task.operation.entity = match.entity
+        task.operation.property = match.property
+        task.operation.discards = match.discards
+        task.summary = match.summary
+        return task
+    }
+
+    /// Whether two operations do the same step (same kind, same table or index).
+    private static func sameStep(_ a: MigrationOperation.Kind, _ b: MigrationOperation.Kind) -> Bool {
+        switch (a, b) {
+        case (.dropTable(let x), .dropTable(let y)): return x == y
+        case (.rewriteTable(let x), .rewriteTable(let y)), (.rewriteJoinTable(let x), .rewriteJoinTable(let y)): return x.table == y.table
+        case (.dropIndex(let x, _), .dropIndex(let y, _)): return x == y
+        case (.createIndex(let x), .createIndex(let y)): return x.name == y.name
+        case (.rebuildIndex(let xOld, let x), .rebuildIndex(let yOld, let y)): return xOld == yOld && x.name == y.name
+        case (.incrementalVacuum, .incrementalVacuum): return true
+        default: return false
+        }
+    }
+
+    // MARK: - The plan's deferrable part
+
+    /// The deferrable part of a plan whose synchronous part is `synchronous`: the tasks that
+    /// the ledger of a store at `source` holds once it opens at `destination` — computed by
+    /// running `synchronous` on an empty in-memory store of `source` and reconciling it with
+    /// `destination`, exactly as the open path reconciles the real store. Tasks the open
+    /// path runs at once (unique indexes the model needs) come back in `synchronous`.
+    static func deferrablePart(from source: StorageLayout, to destination: StorageLayout, synchronous: [MigrationOperation],
+                               planned: [MigrationOperation]) throws -> (synchronous: [MigrationOperation], deferrable: [MigrationOperation]) {
+        let queue = try DatabaseQueue()
+        return try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            for statement in source.creationSQL { try db.execute(sql: statement) }
+            for operation in synchronous { try operation.execute(in: db) }
+            var sync = synchronous
+            var deferrable: [MigrationOperation] = []
+            for task in try tasks(for: destination, in: db, planned: planned) {
+                if task.operation.isDeferrable { deferrable.append(task.operation) } else { sync.append(task.operation) }
+            }
+            return (sync, deferrable)
+        }
     }
 
     static func shadowName(_ table: String) -> String { "_strata_rewrite_\(table)" }

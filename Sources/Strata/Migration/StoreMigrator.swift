@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrataUnits
 
 /// Migrates a store file at open: infers a lightweight plan from the model embedded in the
 /// store to the requested model, counts the stored objects the new model would leave invalid
@@ -54,7 +55,7 @@ enum StoreMigrator {
             storeOptions.logger.notice("migrated store", metadata: [
                 "strata.store": "\(path)", "strata.from": "\(metadata.modelVersion)", "strata.to": "\(model.version)",
                 "strata.deferred": "\(options.deferCleanup)",
-                "strata.phases_ms": "\(phases.map { "\($0.0)=\(String(format: "%.1f", Double($0.1.components.attoseconds) / 1e15 + Double($0.1.components.seconds) * 1000))" }.joined(separator: ","))",
+                "strata.phases_ms": "\(phases.map { "\($0.0)=\(String(format: "%.1f", $0.1.milliseconds))" }.joined(separator: ","))",
             ])
             return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
         } catch let error as MigrationError {
@@ -97,13 +98,8 @@ enum StoreMigrator {
     /// Replaces the ledger with what separates the physical schema from a fresh store of `model`.
     /// Unique indexes the model needs are built now (they are part of correctness).
     static func rewriteLedger(for model: ObjectModel, plan: MigrationPlan?, in db: Database) throws {
-        var reasons: [String: [String]] = [:]
-        for operation in plan?.deferrable ?? [] {
-            if case .rewriteTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
-            if case .rewriteJoinTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
-        }
         try DeferredLedger.removeAll(in: db)
-        for task in try SchemaReconciler.tasks(for: StorageLayout(model: model), in: db, reasons: reasons) {
+        for task in try SchemaReconciler.tasks(for: StorageLayout(model: model), in: db, planned: plan?.deferrable ?? []) {
             if !task.operation.isDeferrable {
                 try task.operation.execute(in: db)
                 continue

@@ -25,7 +25,11 @@ public final class PersistentStore: Sendable {
     /// The store's identifier (a UUID kept in its metadata).
     public let identifier: String
     /// The GRDB connection pool: one writer, concurrent readers (WAL).
-    public let database: DatabasePool
+    ///
+    /// Package access only: applications go through contexts, fetch requests and the
+    /// migration API, which keep the metadata, the ledger and the optimistic-locking versions
+    /// right; the package's own tools (stratactl, strata-bench) and tests read it directly.
+    package let database: DatabasePool
 
     var path: String { url.path }
     var logger: Logger {
@@ -206,6 +210,26 @@ public final class PersistentStore: Sendable {
 
     /// Whether deferred cleanup is pending (the ledger is not empty).
     public func hasPendingDeferredWork() throws(StoreError) -> Bool { !(try currentMetadata().deferred.isEmpty) }
+
+    /// A cheap row count per table, without a full scan: the primary-key span, as the deferred
+    /// ledger estimates the rows of its tasks. Tables the store does not have are left out.
+    ///
+    /// ```swift
+    /// let rows = try store.estimatedRowCounts(ofTables: ["Aircraft"])   // ["Aircraft": 200000]
+    /// ```
+    public func estimatedRowCounts(ofTables tables: Set<String>) throws(StoreError) -> [String: Int64] {
+        do {
+            return try database.read { db in
+                var result: [String: Int64] = [:]
+                for table in tables where try db.tableExists(table) {
+                    result[table] = try SchemaReconciler.estimatedRows(table, db)
+                }
+                return result
+            }
+        } catch {
+            throw StoreError.from(error, path: path, while: "estimating row counts")
+        }
+    }
 
     /// Checkpoints the WAL into the main file (`TRUNCATE` mode by default).
     public func checkpoint(_ kind: Database.CheckpointMode = .truncate) throws(StoreError) {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataUnits
 
 /// Durations as people write them in configuration and settings: `250ms`, `30s`, `5m`, `1h`,
 /// or a bare number of seconds.
@@ -34,19 +35,11 @@ public enum DurationText {
     /// The shortest faithful text: `250ms`, `30s`, `5m`, `1h`.
     public static func format(_ duration: Duration) -> String {
         // Durations come from parse (at most `longest`) or code; clamp so that any prints.
-        let seconds = min(max(duration.components.seconds, -longest.components.seconds), longest.components.seconds)
-        let ms = seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let ms = min(max(duration, .zero - longest), longest).wholeMilliseconds
         if ms % 3_600_000 == 0, ms > 0 { return "\(ms / 3_600_000)h" }
         if ms % 60_000 == 0, ms > 0 { return "\(ms / 60_000)m" }
         if ms % 1000 == 0 { return "\(ms / 1000)s" }
         return "\(ms)ms"
-    }
-}
-
-extension Duration {
-    /// The duration in (fractional) seconds.
-    public var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
 

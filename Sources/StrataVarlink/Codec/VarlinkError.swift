@@ -1,4 +1,5 @@
 import Foundation
+import StrataUnits
 
 /// A Varlink error reply as it travels: a qualified name (`io.strata.Admin.NoSuchStore`) and
 /// parameters that say what went wrong. Thrown by ``VarlinkClient`` for error replies; typed
@@ -88,7 +89,7 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// connection is closed after this reply.
     public static func messageTimeout(_ timeout: Duration) -> VarlinkError {
         VarlinkError("io.strata.Varlink.MessageTimeout", [
-            "seconds": .double(timeout.fractionalSeconds),
+            "seconds": .double(timeout.seconds),
             "reason": .string("a message must be complete (NUL-terminated) within \(Self.text(timeout)) of its first byte (limits.message_timeout)"),
         ])
     }
@@ -108,7 +109,7 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
 
     /// `500ms`, `10s`: a timeout as the configuration writes it.
     private static func text(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = duration.wholeMilliseconds
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 }
@@ -118,11 +119,4 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
 public protocol VarlinkErrorConvertible: Error, Sendable {
     /// The error as it goes on the wire.
     var varlinkError: VarlinkError { get }
-}
-
-extension Duration {
-    /// The duration in (fractional) seconds.
-    var fractionalSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }

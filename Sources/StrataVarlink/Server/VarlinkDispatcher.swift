@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import StrataUnits
 
 /// Routes calls to the interfaces one socket serves, and answers `org.varlink.service`
 /// (GetInfo, GetInterfaceDescription) for them.
@@ -47,10 +48,10 @@ public struct VarlinkDispatcher: Sendable {
         }
         let elapsed = ContinuousClock.now - started
         Timer(label: "strata_request_duration_seconds", dimensions: [("method", call.method)]).recordNanoseconds(
-            elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            elapsed.nanoseconds)
         Counter(label: "strata_requests_total", dimensions: [("method", call.method), ("outcome", reply.error ?? "ok")]).increment()
         context.logger.debug("call", metadata: ["strata.method": "\(call.method)", "strata.outcome": "\(reply.error ?? "ok")",
-                                                 "strata.ms": "\(Int(elapsed.fractionalSeconds * 1000))"])
+                                                 "strata.ms": "\(Int(elapsed.milliseconds))"])
         return call.oneway ? nil : reply
     }
 }
