@@ -10,7 +10,7 @@ import GRDB
 /// entity removed while its index awaits its build — the ledger is always "what differs from
 /// a fresh store", never a stale list of steps.
 enum SchemaReconciler {
-    static let metadataTables: Set<String> = [MetadataSchema.metadataTable, MetadataSchema.historyTable, MetadataSchema.deferredTable]
+    static let metadataTables: Set<String> = [MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table]
 
     struct Task {
         var operation: MigrationOperation
@@ -41,15 +41,6 @@ enum SchemaReconciler {
         return result
     }
 
-    /// A cheap row-count estimate (no full scan): the primary-key or rowid span.
-    static func estimatedRows(_ table: String, _ db: Database) throws -> Int64 {
-        // Two single-aggregate subqueries: SQLite answers each from the b-tree's edge, while
-        // `max(rowid) - min(rowid)` in one SELECT would scan the whole table.
-        let t = quoteIdentifier(table)
-        let span = try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(t)) - (SELECT min(rowid) FROM \(t)) + 1, 0)") ?? 0
-        return max(0, span)
-    }
-
     /// The tasks that make `db` identical to a fresh store of `layout`, in the order to run them.
     ///
     /// `planned` are the deferrable operations lightweight inference derived from the model
@@ -78,7 +69,7 @@ enum SchemaReconciler {
         var rewritten: Set<String> = []
 
         for name in tables.keys.sorted() where targetTables[name] == nil {
-            let rows = try estimatedRows(name, db)
+            let rows = try TableStatistics.estimatedRows(name, db)
             drops.append(Task(operation: MigrationOperation(.dropTable(name), deferrable: true, summary: "drop table \(name) (no longer in the model)"),
                               kind: .dropTable, summary: "drop table \(name) (no longer in the model)", rowsTotal: rows))
         }
@@ -101,7 +92,7 @@ enum SchemaReconciler {
                                        indexSQL: indexSQL, reasons: why)
             let summary = "rewrite table \(name): \(why.joined(separator: "; "))"
             rewrites.append(Task(operation: MigrationOperation(target.isJoin ? .rewriteJoinTable(rewrite) : .rewriteTable(rewrite), deferrable: true, summary: summary),
-                                 kind: .rewriteTable, summary: summary, rowsTotal: try estimatedRows(name, db)))
+                                 kind: .rewriteTable, summary: summary, rowsTotal: try TableStatistics.estimatedRows(name, db)))
             rewritten.insert(name)
         }
 
@@ -121,7 +112,7 @@ enum SchemaReconciler {
             if let physical = indexes[index.name], SchemaSnapshot.normalize(physical.sql) == SchemaSnapshot.normalize(layout.createIndexSQL(index)) { continue }
             let columns = index.columns.map(\.name)
             let described = "\(index.table)(\(columns.joined(separator: ", ")))"
-            let rows = try estimatedRows(index.table, db)
+            let rows = try TableStatistics.estimatedRows(index.table, db)
             // The same name defined differently, else a stale index of the same definition (renamed).
             let old = stale.first { $0.name == index.name && !rebuilt.contains($0.name) }
                 ?? stale.first { $0.table == index.table && $0.columns == columns && $0.isUnique == index.isUnique

@@ -168,7 +168,7 @@ struct StagedMigrationRunner {
     /// One hop in one transaction.
     private func runHop(_ hop: StagedMigrationHop, plan: MigrationPlan, number: Int, of count: Int, stageCount: Int,
                         in db: Database) throws -> StagedMigrationReport.Hop {
-        let current = try MetadataSchema.read(from: db, path: path)
+        let current = try StoreMetadata.read(from: db, path: path)
         guard current.modelChecksum == hop.source.checksum else {
             throw StagedMigrationError(.store, "the store changed during the migration: it is at '\(current.modelVersion)', not '\(hop.source.version)'; run the migration again", path: path, completedVersion: current.modelVersion)
         }

@@ -57,7 +57,7 @@ enum StoreMigrator {
                 "strata.deferred": "\(options.deferCleanup)",
                 "strata.phases_ms": "\(phases.map { "\($0.0)=\(String(format: "%.1f", $0.1.milliseconds))" }.joined(separator: ","))",
             ])
-            return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
+            return try queue.read { db in try StoreMetadata.read(from: db, path: path) }
         } catch let error as MigrationError {
             throw StoreError(.migrationRefused, path: path, "migration from '\(metadata.modelVersion)' to '\(model.version)' failed, nothing was changed: \(error)",
                              storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)

@@ -63,11 +63,11 @@ extension PersistentStore {
 
     static func checkSchema(of model: ObjectModel, layout: StorageLayout, in db: Database, path: String) throws -> SchemaCheck {
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
-        for table in [MetadataSchema.metadataTable, MetadataSchema.historyTable, MetadataSchema.deferredTable] where try !db.tableExists(table) {
+        for table in [MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table] where try !db.tableExists(table) {
             return SchemaCheck(schemaVersion: schemaVersion, storedVersion: "?",
                                problems: ["Strata's metadata table \(table) is missing"], unexpected: [])
         }
-        let metadata = try MetadataSchema.read(from: db, path: path)
+        let metadata = try StoreMetadata.read(from: db, path: path)
         var problems: [String] = []
         if !metadata.isCompatible(with: model) {
             problems.append("the store's metadata names model '\(metadata.modelVersion)' (\(metadata.modelChecksum)), not '\(model.version)' (\(model.checksum)): another process migrated it")
