@@ -19,23 +19,28 @@ public struct DeferredTask: Sendable, Hashable, Codable {
         case incrementalVacuum
     }
 
+    /// Where a task is.
     public enum State: String, Sendable, Hashable, Codable {
         case pending
         case running
         case done
     }
 
+    /// The task's row id in the ledger.
     public var id: Int64
+    /// What the task does.
     public var kind: Kind
     /// The table the task works on, when it has one.
     public var table: String?
     /// What the task does and why: "rewrite table Aircraft: drop column photo (attribute removed in Aircraft 2)".
     public var summary: String
+    /// Pending, running (a rewrite in progress) or done.
     public var state: State
     /// Rows processed so far (table rewrites and drops).
     public var rowsDone: Int64
     /// Rows to process, estimated when the task was recorded.
     public var rowsTotal: Int64
+    /// When the task was recorded.
     public var createdAt: Date
 
     /// Progress in 0...1.
@@ -54,6 +59,7 @@ public struct FinishOptions: Sendable {
     /// Finish at most this many tasks (nil: all).
     public var maxTasks: Int?
 
+    /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
                 maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true }) {
         self.batchBudget = batchBudget
@@ -65,18 +71,25 @@ public struct FinishOptions: Sendable {
 
 /// Progress reported while finishing deferred work.
 public struct DeferredProgress: Sendable, Hashable {
+    /// The task being worked on, with its progress.
     public var task: DeferredTask
     /// Index of the task among those of this run (0-based) and their count.
     public var taskIndex: Int
+    /// The number of tasks of this run.
     public var taskCount: Int
 }
 
 /// What a call to ``PersistentStore/finishDeferredMigration(_:progress:)`` did.
 public struct FinishReport: Sendable, Hashable, Codable {
+    /// Tasks finished by this run.
     public var tasksFinished: Int
+    /// Tasks still in the ledger after it.
     public var tasksRemaining: Int
+    /// Rows copied or deleted.
     public var rowsProcessed: Int64
+    /// Batches (write transactions) run.
     public var batches: Int
+    /// Wall-clock time of the run.
     public var seconds: Double
     /// True when `shouldContinue` or cancellation stopped the work before the ledger was empty.
     public var stoppedEarly: Bool

@@ -18,15 +18,21 @@ import GRDB
 /// destination's, here on an empty in-memory store), so a plan's deferred steps are the
 /// tasks `pending` shows after the open. See `docs/Migration.md`.
 public struct MigrationPlan: Sendable, Hashable, Codable {
+    /// The checksum of the model migrated from.
     public var sourceChecksum: String
+    /// The checksum of the model migrated to.
     public var destinationChecksum: String
+    /// The version migrated from.
     public var sourceVersion: String
+    /// The version migrated to.
     public var destinationVersion: String
+    /// Every operation: the synchronous ones first, then the deferrable ones, in order.
     public var operations: [MigrationOperation]
     /// What the objects already stored must satisfy for the hop to leave them valid (checked
     /// against the data before anything is written: ``checkRequirements(in:)``).
     public var requirements: [ObjectRequirement]
 
+    /// A plan with its operations (``infer(from:to:)`` computes one).
     public init(
         sourceChecksum: String, destinationChecksum: String, sourceVersion: String, destinationVersion: String,
         operations: [MigrationOperation], requirements: [ObjectRequirement] = []

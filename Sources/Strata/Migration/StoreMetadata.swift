@@ -15,13 +15,18 @@ public struct StoreMetadata: Sendable, Hashable {
     public var formatVersion: Int
     /// A UUID identifying this store file, used in object URIs.
     public var storeIdentifier: String
+    /// The model version the store is written with.
     public var modelVersion: String
+    /// That model's checksum.
     public var modelChecksum: String
+    /// Per entity, the hash of its storage (what changed, when the checksum differs).
     public var entityHashes: [String: String]
     /// The full model the store is written with (so that the store can be read, inspected and
     /// migrated without its model files).
     public var model: ObjectModel
+    /// When the store was created.
     public var createdAt: Date
+    /// Creation and every migration, oldest first.
     public var history: [HistoryEntry]
     /// Pending deferred work (the ledger); empty when no cleanup is pending.
     public var deferred: [DeferredTask]

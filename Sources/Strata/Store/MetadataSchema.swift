@@ -3,13 +3,19 @@ import GRDB
 
 /// One migration or creation event.
 public struct StoreHistoryEntry: Sendable, Hashable, Codable {
+    /// When it happened.
     public var at: Date
     /// `created`, `lightweight`, `staged`, `deferred-finished`, …
     public var kind: String
+    /// The model version before (nil for `created`).
     public var fromVersion: String?
+    /// The model checksum before (nil for `created`).
     public var fromChecksum: String?
+    /// The model version after.
     public var toVersion: String
+    /// The model checksum after.
     public var toChecksum: String
+    /// What was done, in words: operation and task counts, rows, batches.
     public var detail: String
 }
 

@@ -21,6 +21,7 @@ public final class PersistentStore: Sendable {
     public let model: ObjectModel
     /// How the model maps to tables and columns.
     public let layout: StorageLayout
+    /// The options the store was opened with.
     public let options: StoreOptions
     /// The store's identifier (a UUID kept in its metadata).
     public let identifier: String
