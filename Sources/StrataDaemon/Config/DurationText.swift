@@ -12,6 +12,7 @@ public enum DurationText {
     /// shorter; this bound only keeps the arithmetic in range.
     public static let longest: Duration = .seconds(100 * 365 * 86_400)
 
+    /// The duration `text` denotes, or nil when it is not one (see the type's discussion).
     public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]

@@ -104,6 +104,8 @@ final class BatchPacer: Sendable {
 
 /// Why and when a run's interrupt check stopped it (the first busy reading).
 public struct Interruption: Sendable, Hashable {
+    /// Why, in words, and what to do.
     public var reason: String
+    /// When it happened.
     public var at: ContinuousClock.Instant
 }

@@ -10,8 +10,11 @@ import Synchronization
 public final class DeferredWorkRunner: Sendable {
     /// What one store's run did.
     public struct Result: Sendable {
+        /// The store's name (as configured).
         public var store: String
+        /// What the run did.
         public var report: FinishReport?
+        /// The error, in words, when it failed.
         public var error: String?
         /// What a failed run did and left (``report`` is nil then).
         var failure: FinishTally.Summary?
@@ -31,6 +34,7 @@ public final class DeferredWorkRunner: Sendable {
     let executor: DeferredWorkThread
     private let background = Mutex<[UUID: Task<Void, Never>]>([:])
 
+    /// Memberwise initializer.
     public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {
         self.gate = gate
         self.logger = logger

@@ -20,12 +20,14 @@ public final class DeferredWorkThread: TaskExecutor, @unchecked Sendable {
     /// The daemon's one deferred-work thread.
     public static let shared = DeferredWorkThread(name: "strata-deferred")
 
+    /// Memberwise initializer.
     public init(name: String) {
         let thread = Thread { [unowned self] in self.loop() }
         thread.name = name
         thread.start()
     }
 
+    /// Runs `job` on the thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()

@@ -13,6 +13,7 @@ import Strata
 /// for `idle_after` again. Signals are read every `run_sample_interval` (25 ms) while work
 /// runs, every `sample_interval` otherwise.
 public actor IdleScheduler: DeferredWorkScheduler {
+    /// The gate deferred batches check.
     public nonisolated let gate: SchedulerGate
     private let runner: DeferredWorkRunner
     private let stores: @Sendable () async -> [HostedStore]
@@ -64,6 +65,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     // MARK: - Loop
 
+    /// Samples the signals and runs deferred work when idle, until cancelled.
     public func run() async {
         logger.info("idle scheduler started", metadata: [
             "strata.signals": "\(settings().value(of: "signals") ?? "")", "strata.idle_after": "\(DurationText.format(settings().idleAfter))",
@@ -301,6 +303,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     // MARK: - DeferredWorkScheduler
 
+    /// The scheduler's state, reason, signals and statistics.
     public func status() -> SchedulerStatus {
         var state = verdict.state
         var reason = verdict.reason
@@ -329,6 +332,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
                                windowRuntimeSeconds: detector.windowRuntime.seconds, workingOn: workingOn, statistics: statistics)
     }
 
+    /// Pauses the scheduler (running work steps aside at the next batch); returns the new status.
     public func pause(reason: String) -> SchedulerStatus {
         let reason = reason.isEmpty ? "by request" : reason
         detector.pause(reason: reason)
@@ -337,6 +341,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return status()
     }
 
+    /// Resumes the scheduler; returns the new status.
     public func resume() -> SchedulerStatus {
         detector.resume()
         decide(at: clock.now)
@@ -344,8 +349,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return status()
     }
 
+    /// The current settings.
     public func settings() -> SchedulerSettings { detector.settings }
 
+    /// Sets `key` to `value`; returns the previous value.
+    /// - Throws: ``SchedulerSettingError`` for an unknown key or a bad value.
     public func set(_ key: String, to value: String) throws(SchedulerSettingError) -> String {
         let previous = detector.settings.value(of: key) ?? ""
         try detector.settings.set(key, to: value)
@@ -354,14 +362,17 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return previous
     }
 
+    /// Replaces every setting (a reload).
     public func apply(_ settings: SchedulerSettings) {
         detector.settings = settings
         decide(at: clock.now)
     }
 
+    /// Whether work may run now, and why (or why not).
     public func permission() -> (allowed: Bool, reason: String) {
         (verdict.allowsWork, verdict.reason)
     }
 
+    /// Proves the scheduler's actor is responsive (the watchdog awaits it).
     public func heartbeat() {}
 }

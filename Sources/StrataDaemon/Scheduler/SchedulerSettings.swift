@@ -37,6 +37,7 @@ public struct SchedulerSettings: Sendable, Hashable {
     /// Longest run per window; zero for no limit.
     public var maxRuntime: Duration = .zero
 
+    /// Memberwise initializer.
     public init() {}
 
     /// Every key, in display order (from ``table``).
@@ -86,9 +87,14 @@ public struct SchedulerSettings: Sendable, Hashable {
 
 /// A setting that cannot be read or changed.
 public struct SchedulerSettingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The setting's key.
     public var key: String
+    /// The value, as text.
     public var value: String
+    /// Why, in words, and what to do.
     public var reason: String
+    /// Whether the key is not a setting at all.
     public var unknownKey = false
+    /// A description in words.
     public var description: String { reason }
 }

@@ -6,18 +6,23 @@ import StrataUnits
 /// interfaces throw their own errors (``VarlinkErrorConvertible``), which become one of these
 /// at the wire.
 public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, VarlinkErrorConvertible {
+    /// The name.
     public var name: String
+    /// The parameters, as JSON.
     public var parameters: [String: JSONValue]
 
+    /// Memberwise initializer.
     public init(_ name: String, _ parameters: [String: JSONValue] = [:]) {
         self.name = name
         self.parameters = parameters
     }
 
+    /// A description in words.
     public var description: String {
         parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters))"
     }
 
+    /// The error as it goes on the wire.
     public var varlinkError: VarlinkError { self }
 
     /// The unqualified part of ``name`` (`NoSuchStore`).
@@ -31,14 +36,17 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
 
     // MARK: - org.varlink.service errors
 
+    /// `org.varlink.service.InterfaceNotFound`: no interface of that name.
     public static func interfaceNotFound(_ interface: String) -> VarlinkError {
         VarlinkError("org.varlink.service.InterfaceNotFound", ["interface": .string(interface)])
     }
 
+    /// `org.varlink.service.MethodNotFound`: the interface has no such method.
     public static func methodNotFound(_ method: String) -> VarlinkError {
         VarlinkError("org.varlink.service.MethodNotFound", ["method": .string(method)])
     }
 
+    /// `org.varlink.service.MethodNotImplemented`: declared but not served.
     public static func methodNotImplemented(_ method: String) -> VarlinkError {
         VarlinkError("org.varlink.service.MethodNotImplemented", ["method": .string(method)])
     }
@@ -48,10 +56,12 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
         VarlinkError("org.varlink.service.InvalidParameter", ["parameter": .string(parameter)])
     }
 
+    /// `org.varlink.service.PermissionDenied`: the peer may not call it.
     public static func permissionDenied() -> VarlinkError {
         VarlinkError("org.varlink.service.PermissionDenied")
     }
 
+    /// `org.varlink.service.ExpectedMore`: the method only streams; call it with `more`.
     public static func expectedMore() -> VarlinkError {
         VarlinkError("org.varlink.service.ExpectedMore")
     }

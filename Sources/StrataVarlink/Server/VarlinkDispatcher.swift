@@ -6,20 +6,28 @@ import StrataUnits
 /// Routes calls to the interfaces one socket serves, and answers `org.varlink.service`
 /// (GetInfo, GetInterfaceDescription) for them.
 public struct VarlinkDispatcher: Sendable {
+    /// The interfaces, by name.
     public let interfaces: [String: any VarlinkInterface]
+    /// What the daemon says about itself.
     public let info: ServiceInfo
 
     /// `org.varlink.service.GetInfo`'s answer.
     public struct ServiceInfo: Sendable {
+        /// The daemon's vendor.
         public var vendor = "Strata"
+        /// The daemon's product name.
         public var product = "stratad"
+        /// The version.
         public var version: String
+        /// The project's URL.
         public var url = "https://github.com/strata/strata"
+        /// Memberwise initializer.
         public init(version: String = "unknown") {
             self.version = version
         }
     }
 
+    /// Memberwise initializer.
     public init(interfaces: [any VarlinkInterface], info: ServiceInfo = ServiceInfo()) {
         var map: [String: any VarlinkInterface] = [:]
         for interface in interfaces { map[interface.name] = interface }
