@@ -26,7 +26,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         case model
     }
 
-    /// The kind.
+    /// What is wrong.
     public var kind: Kind
     /// The configuration file, or `<environment>` / `<command line>` for overrides.
     public var file: String

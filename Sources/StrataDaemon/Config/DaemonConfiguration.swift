@@ -19,7 +19,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var scheduler: SchedulerSettings
     /// Bounds on input from outside.
     public var limits: Limits
-    /// The metrics.
+    /// Where metrics are exported (`metrics:`).
     public var metrics: MetricsConfiguration
     /// The log level.
     public var logLevel: String

@@ -33,7 +33,7 @@ import UnixSignals
 public final class StrataDaemon: Service, Sendable {
     /// Where configuration reloads come from.
     public struct ConfigurationSource: Sendable {
-        /// The file path.
+        /// The configuration file's path.
         public var path: String
         /// Settings given on the command line.
         public var overrides: ConfigurationLoader.Overrides
@@ -50,7 +50,7 @@ public final class StrataDaemon: Service, Sendable {
     let scheduler: any DeferredWorkScheduler
     let runner: DeferredWorkRunner
     let state: DaemonState
-    /// The metrics.
+    /// The daemon's metrics (Prometheus registry and swift-metrics factory).
     public let metrics: DaemonMetrics
     /// The bound servers (for the connection gauges).
     private let sockets = Mutex<[VarlinkServer]>([])

@@ -28,7 +28,7 @@ public struct AdminInterface: VarlinkInterface {
 
     private let table: VarlinkMethodTable<StrataAdmin>
 
-    /// The name.
+    /// `io.strata.Admin`.
     public var name: String { table.name }
     /// The interface definition text (Varlink IDL).
     public var definition: String { table.definition }

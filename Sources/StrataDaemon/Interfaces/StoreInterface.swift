@@ -13,7 +13,7 @@ import StrataVarlink
 public struct StoreInterface: VarlinkInterface {
     private let table: VarlinkMethodTable<StrataStore>
 
-    /// The name.
+    /// `io.strata.Store`.
     public var name: String { table.name }
     /// The interface definition text (Varlink IDL).
     public var definition: String { table.definition }

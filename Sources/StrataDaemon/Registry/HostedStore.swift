@@ -13,7 +13,7 @@ public final class HostedStore: Sendable {
         case closed
     }
 
-    /// The configuration.
+    /// The store's configuration (name, path, model, options).
     public let configuration: StoreConfiguration
     /// The open store; nil when it failed to open.
     public let store: PersistentStore?
@@ -51,7 +51,7 @@ public final class HostedStore: Sendable {
         self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
     }
 
-    /// The name.
+    /// The store's name (as configured).
     public var name: String { configuration.name }
     /// The state, in words (see the interface definition for the values).
     public var state: State { shared.withLock { $0.state } }

@@ -46,7 +46,7 @@ public struct SchedulerStatus: Sendable, Hashable {
     public var windowRuntimeSeconds: Double
     /// The store working now, if any.
     public var workingOn: String?
-    /// What it did.
+    /// What the scheduler did since the daemon started.
     public var statistics: SchedulerStatistics
 
     /// Memberwise initializer.

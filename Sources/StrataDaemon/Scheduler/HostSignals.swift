@@ -10,7 +10,7 @@ import Foundation
 /// // reads /tmp/fake/proc/pressure/io, /tmp/fake/proc/loadavg, /tmp/fake/proc/self/cgroup, …
 /// ```
 public struct HostSignals: Sendable {
-    /// The root.
+    /// The file system root the signals are read under (`/`; tests pass a directory of fake files).
     public let root: String
     /// Online CPU cores.
     public let cores: Int

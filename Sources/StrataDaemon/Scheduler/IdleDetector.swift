@@ -32,7 +32,7 @@ public struct IdleDetector: Sendable {
         public var busy: [SignalReading]
     }
 
-    /// The settings.
+    /// The thresholds and timings it decides with.
     public var settings: SchedulerSettings
     /// The operator's pause reason, when paused.
     public private(set) var pausedReason: String?

@@ -6,7 +6,7 @@ import Foundation
 public struct MaintenanceWindow: Sendable, Hashable, CustomStringConvertible {
     /// Minutes since midnight.
     public var start: Int
-    /// The end.
+    /// Minutes since midnight at which the window ends (before `start` when it wraps midnight).
     public var end: Int
 
     /// A window from `HH:MM-HH:MM` text, nil when it is not one.
@@ -36,9 +36,9 @@ public struct MaintenanceWindow: Sendable, Hashable, CustomStringConvertible {
 /// A local wall-clock time for maintenance windows: days since the epoch and minutes since
 /// midnight, both in the local time zone.
 public struct LocalTime: Sendable, Hashable {
-    /// The day.
+    /// Days since the epoch, local time.
     public var day: Int
-    /// The minute.
+    /// Minutes since local midnight.
     public var minute: Int
 
     /// Memberwise initializer.

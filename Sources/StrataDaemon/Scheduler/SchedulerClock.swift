@@ -14,7 +14,7 @@ public struct SystemSchedulerClock: SchedulerClock {
     public init() {}
     /// Run even when the scheduler is paused or the machine busy.
     public var now: ContinuousClock.Instant { .now }
-    /// Local time.
+    /// The local wall-clock time now.
     public var local: LocalTime { .now }
     /// Sleeps on the continuous clock.
     public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }

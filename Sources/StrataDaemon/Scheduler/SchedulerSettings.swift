@@ -89,7 +89,7 @@ public struct SchedulerSettings: Sendable, Hashable {
 public struct SchedulerSettingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The setting's key.
     public var key: String
-    /// The value, as text.
+    /// The value refused.
     public var value: String
     /// Why, in words, and what to do.
     public var reason: String

@@ -30,11 +30,11 @@ public enum SchedulerSignal: String, Sendable, Hashable, CaseIterable {
 /// io.summary  // "io pressure avg10 31% > 10%"
 /// ```
 public struct SignalReading: Sendable, Hashable {
-    /// The signal.
+    /// Which signal.
     public var signal: SchedulerSignal
     /// What was measured, for people ("io pressure avg10", "cgroup cpu pressure avg10").
     public var label: String
-    /// The value, as text.
+    /// The reading, in the signal's unit (percent, requests per second, …).
     public var value: Double
     /// The threshold above which it counts as busy.
     public var threshold: Double

@@ -40,7 +40,7 @@ public struct JSONValueDecoder: Sendable {
 /// Why a ``JSONValue`` does not decode: the key path (`operations[2].op`, empty for the value
 /// itself) and what is wrong with it.
 public struct JSONValueDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file path.
+    /// Where in the value the problem is: `stores[2].name`.
     public var path: String
     /// Why, in words, and what to do.
     public var reason: String

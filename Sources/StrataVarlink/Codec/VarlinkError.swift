@@ -6,7 +6,7 @@ import StrataUnits
 /// interfaces throw their own errors (``VarlinkErrorConvertible``), which become one of these
 /// at the wire.
 public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, VarlinkErrorConvertible {
-    /// The name.
+    /// The error's qualified name: `io.strata.Admin.NoSuchStore`.
     public var name: String
     /// The parameters, as JSON.
     public var parameters: [String: JSONValue]

@@ -45,9 +45,9 @@ public struct VarlinkIDL: Sendable, Hashable {
 
     /// A field of a structure, a method's parameters or reply, or an error.
     public struct Field: Sendable, Hashable {
-        /// The name.
+        /// The field's name.
         public var name: String
-        /// The type.
+        /// The field's type as written.
         public var type: TypeExpression
 
         /// Memberwise initializer.
@@ -59,11 +59,11 @@ public struct VarlinkIDL: Sendable, Hashable {
 
     /// A method of the interface: its name and its parameter and reply types as written.
     public struct Method: Sendable, Hashable {
-        /// The name.
+        /// The method's name.
         public var name: String
         /// The parameters, as JSON.
         public var parameters: [Field]
-        /// The reply.
+        /// The reply's fields.
         public var reply: [Field]
 
         /// Memberwise initializer.
@@ -76,7 +76,7 @@ public struct VarlinkIDL: Sendable, Hashable {
 
     /// The qualified interface name (`io.strata.Admin`).
     public var name: String
-    /// The types.
+    /// The named types (`type X (...)`), by name.
     public var types: [String: TypeExpression] = [:]
     /// The methods, by name.
     public var methods: [String: Method] = [:]
@@ -123,7 +123,7 @@ public struct VarlinkIDL: Sendable, Hashable {
 
 /// A definition that is not valid Varlink IDL.
 public struct VarlinkIDLError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The line.
+    /// The line of the definition where parsing failed (1-based).
     public var line: Int
     /// Why, in words, and what to do.
     public var reason: String

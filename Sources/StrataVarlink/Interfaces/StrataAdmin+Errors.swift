@@ -35,7 +35,7 @@ extension StrataAdmin {
         public static let errorName = "InvalidSetting"
         /// The setting's key.
         public var key: String
-        /// The value, as text.
+        /// The value refused.
         public var value: String
         /// Why, in words, and what to do.
         public var reason: String
@@ -68,7 +68,7 @@ extension StrataAdmin {
     public struct ReloadFailed: VarlinkErrorParameters {
         /// The error's name on the wire.
         public static let errorName = "ReloadFailed"
-        /// The file.
+        /// The configuration file.
         public var file: String
         /// The setting's key.
         public var key: String

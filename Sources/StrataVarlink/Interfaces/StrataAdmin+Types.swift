@@ -5,9 +5,9 @@ import Foundation
 extension StrataAdmin {
     /// A hosted store. `state`: `ready`, `failed` or `closed`.
     public struct StoreInfo: Codable, Sendable, Hashable {
-        /// The name.
+        /// The store's name (as configured).
         public var name: String
-        /// The file path.
+        /// The store file's path.
         public var path: String
         /// The state, in words (see the interface definition for the values).
         public var state: String
@@ -75,11 +75,11 @@ extension StrataAdmin {
 
     /// One signal's latest reading against its threshold.
     public struct SignalInfo: Codable, Sendable, Hashable {
-        /// The signal.
+        /// The signal's name: `cpu`, `io`, `requests`, …
         public var signal: String
-        /// The label.
+        /// What the reading is, in words: `cpu pressure avg10`.
         public var label: String
-        /// The value, as text.
+        /// The latest reading.
         public var value: Double
         /// The threshold above which it counts as busy.
         public var threshold: Double
@@ -151,7 +151,7 @@ extension StrataAdmin {
         public var pauseLatencyMaxMs: Double
         /// The most recent pauses, newest last.
         public var recentPauses: [PauseInfo]
-        /// Errors, counted.
+        /// Failed runs on this store.
         public var errors: Int
         /// The last error, in words.
         public var lastError: String?
@@ -180,11 +180,11 @@ extension StrataAdmin {
 
     /// One task of a store's deferred ledger.
     public struct DeferredTaskInfo: Codable, Sendable, Hashable {
-        /// The object's or task's id.
+        /// The task's id in the ledger.
         public var id: Int64
-        /// The kind.
+        /// The task's kind: `rewriteTable`, `dropTable`, `createIndex`, `dropIndex`, `rebuildIndex`, `incrementalVacuum`.
         public var kind: String
-        /// The table.
+        /// The table the task works on, if it has one.
         public var table: String?
         /// What the task does and why, in words.
         public var summary: String
@@ -296,7 +296,7 @@ extension StrataAdmin {
     public struct Setting: Codable, Sendable, Hashable {
         /// The setting's key.
         public var key: String
-        /// The value, as text.
+        /// The setting's current value, as text.
         public var value: String
         /// A description in words.
         public var description: String

@@ -41,7 +41,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
 
         /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
-            /// The version.
+            /// The daemon's version.
             public var version: String
             /// The daemon's process id.
             public var pid: Int
@@ -209,7 +209,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
 
         /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
-            /// The settings.
+            /// The settings asked for, in display order.
             public var settings: [Setting]
             /// Memberwise initializer.
             public init(settings: [Setting]) { self.settings = settings }
@@ -227,7 +227,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
         public struct Parameters: Codable, Sendable, Hashable {
             /// The setting's key.
             public var key: String
-            /// The value, as text.
+            /// The new value, as text (parsed as the setting's type).
             public var value: String
             /// Memberwise initializer.
             public init(key: String, value: String) {
@@ -238,7 +238,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
 
         /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
-            /// The setting.
+            /// The setting after the change.
             public var setting: Setting
             /// The value before.
             public var previous: String
@@ -290,7 +290,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
         public struct Parameters: Codable, Sendable, Hashable {
             /// The store's name (as configured).
             public var store: String
-            /// The file path.
+            /// Where to write the copy (must not exist).
             public var path: String
             /// Memberwise initializer.
             public init(store: String, path: String) {
@@ -303,7 +303,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
         public struct Reply: Codable, Sendable, Hashable {
             /// The store's name (as configured).
             public var store: String
-            /// The file path.
+            /// Where the copy was written.
             public var path: String
             /// Size in bytes.
             public var bytes: Int64
@@ -353,7 +353,7 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
 
         /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
-            /// The text.
+            /// The metrics in the Prometheus text format (0.0.4).
             public var text: String
             /// Memberwise initializer.
             public init(text: String) { self.text = text }

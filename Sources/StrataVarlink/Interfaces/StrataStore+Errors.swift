@@ -45,7 +45,7 @@ extension StrataStore {
         public static let errorName = "StoreFailure"
         /// The store's name (as configured).
         public var store: String
-        /// The code.
+        /// The library's `StoreError.Code`.
         public var code: String
         /// Why, in words, and what to do.
         public var reason: String
@@ -62,9 +62,9 @@ extension StrataStore {
     public struct InvalidPredicate: VarlinkErrorParameters {
         /// The error's name on the wire.
         public static let errorName = "InvalidPredicate"
-        /// The format.
+        /// The predicate or sort text that does not parse.
         public var format: String
-        /// The position.
+        /// Where in `format` the problem is (0-based), when it is one place.
         public var position: Int?
         /// Why, in words, and what to do.
         public var reason: String
@@ -82,7 +82,7 @@ extension StrataStore {
     public struct ObjectError: VarlinkErrorParameters {
         /// The error's name on the wire.
         public static let errorName = "ObjectError"
-        /// The code.
+        /// The library's `ObjectContextError.Code`.
         public var code: String
         /// The entity concerned.
         public var entity: String?
@@ -90,7 +90,7 @@ extension StrataStore {
         public var property: String?
         /// Why, in words, and what to do.
         public var reason: String
-        /// The operation.
+        /// The index of the failing operation in a `Batch`, if the call was one.
         public var operation: Int?
 
         /// Memberwise initializer.
@@ -109,9 +109,9 @@ extension StrataStore {
         public static let errorName = "ObjectNotFound"
         /// The entity concerned.
         public var entity: String
-        /// The object's or task's id.
+        /// The object's id (its primary key).
         public var id: Int64
-        /// The operation.
+        /// The index of the failing operation in a `Batch`, if the call was one.
         public var operation: Int?
 
         /// Memberwise initializer.

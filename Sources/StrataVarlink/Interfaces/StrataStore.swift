@@ -34,11 +34,11 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             case insert, update, delete
         }
 
-        /// The operation.
+        /// Insert, update or delete.
         public var op: Kind
         /// The entity concerned.
         public var entity: String
-        /// The object's or task's id.
+        /// The object's id (nil for an insert).
         public var id: Int64?
         /// The values, by property name.
         public var values: JSONValue?
@@ -178,7 +178,7 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             public var store: String
             /// The entity concerned.
             public var entity: String
-            /// The object's or task's id.
+            /// The deleted object's id.
             public var id: Int64
             /// The values, by property name.
             public var values: JSONValue
@@ -198,7 +198,7 @@ public enum StrataStore: VarlinkInterfaceDefinition {
 
     /// The reply of `Insert` and `Update`: the object as saved.
     public struct ObjectReply: Codable, Sendable, Hashable {
-        /// The object.
+        /// The object: its id, version and values.
         public var object: JSONValue
         /// Memberwise initializer.
         public init(object: JSONValue) { self.object = object }
@@ -217,7 +217,7 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             public var store: String
             /// The entity concerned.
             public var entity: String
-            /// The object's or task's id.
+            /// The new object's id.
             public var id: Int64
 
             /// Memberwise initializer.

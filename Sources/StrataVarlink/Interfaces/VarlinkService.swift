@@ -69,7 +69,7 @@ public enum VarlinkService: VarlinkInterfaceDefinition {
             public var vendor: String
             /// The daemon's product name.
             public var product: String
-            /// The version.
+            /// The daemon's version.
             public var version: String
             /// The project's URL.
             public var url: String

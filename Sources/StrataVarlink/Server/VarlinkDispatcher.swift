@@ -17,7 +17,7 @@ public struct VarlinkDispatcher: Sendable {
         public var vendor = "Strata"
         /// The daemon's product name.
         public var product = "stratad"
-        /// The version.
+        /// The daemon's version, as `GetInfo` replies.
         public var version: String
         /// The project's URL.
         public var url = "https://github.com/strata/strata"

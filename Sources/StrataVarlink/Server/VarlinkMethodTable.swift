@@ -17,7 +17,7 @@ import Foundation
 public struct VarlinkMethodTable<Definition: VarlinkInterfaceDefinition>: VarlinkInterface {
     typealias Handler = @Sendable (VarlinkCall, VarlinkCallContext, VarlinkReplySender) async throws -> [String: JSONValue]
 
-    /// The name.
+    /// The interface's name: `io.strata.Admin`.
     public var name: String { Definition.name }
     /// The interface definition text (Varlink IDL).
     public var definition: String { Definition.definition }

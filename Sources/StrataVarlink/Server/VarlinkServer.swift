@@ -58,7 +58,7 @@ public final class VarlinkServer: Sendable {
     public struct Configuration: Sendable {
         /// `admin` or `data`, for logs and errors.
         public var name: String
-        /// Where it came from.
+        /// Where the listening socket comes from: a path to bind, or one inherited from systemd.
         public var source: Source
         /// Who may connect.
         public var authorization: PeerAuthorization
@@ -122,7 +122,7 @@ public final class VarlinkServer: Sendable {
         case drop
     }
 
-    /// The configuration.
+    /// What the server listens on and how much it accepts.
     public let configuration: Configuration
     private let logger: Logger
     private let group: any EventLoopGroup
