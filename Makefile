@@ -6,7 +6,7 @@
 # `rm -rf var` starts the demo over.
 #   make fuzz   run every libFuzzer target for FUZZ_SECONDS (default 30) each (docs/Fuzzing.md)
 
-.PHONY: run test bootstrap bench fuzz clean
+.PHONY: run test bootstrap bench fuzz docs clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -32,6 +32,11 @@ bench: bootstrap
 
 # Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 30
+# The DocC catalog of the library (Sources/Strata/Strata.docc), with swift-docc-plugin:
+# .build/plugins/Swift-DocC/outputs/Strata.doccarchive
+docs: bootstrap
+	swift package generate-documentation --target Strata --warnings-as-errors
+
 fuzz: bootstrap
 	scripts/fuzz.sh all $(FUZZ_SECONDS)
 
