@@ -51,6 +51,25 @@ struct DeferredTruthTests {
         #expect(seen == Set(DeferredTask.Kind.allCases), "not covered: \(Set(DeferredTask.Kind.allCases).subtracting(seen))")
     }
 
+    @Test("`stratactl plan STORE --to FILE` lists as DEFERRED what `stratactl deferred list` shows after the open",
+          .enabled(if: StratactlProcess.executable != nil, "stratactl is not built"), arguments: MigrationTestModels.cases)
+    func commandsAgree(_ change: MigrationCase) throws {
+        let directory = TemporaryDirectory("truth-cli")
+        let url = directory.file("store.sqlite")
+        let destination = directory.file("destination.json")
+        try ModelFile.encode(change.destination, format: .json).write(to: destination)
+        try DeferredMigrationTests.seededStore(change.source, seed: change.seed, at: url)
+        let plan = try StratactlProcess.run(["plan", url.path, "--to", destination.path, "--json"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        let deferred = (planned["operations"] as? [[String: Any]] ?? []).filter { $0["mode"] as? String == "deferred" }.compactMap { $0["summary"] as? String }
+        try PersistentStore.open(at: url, model: change.destination, options: StoreOptions(migration: .deferred)).close()
+        let list = try StratactlProcess.run(["deferred", "list", url.path, "--json"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let pending = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]).compactMap { $0["summary"] as? String }
+        #expect(deferred == pending, "\(change.name)")
+    }
+
     @Test("a changed index is one rebuild task in the plan and in the ledger")
     func changedIndexIsOneRebuild() throws {
         let change = try #require(MigrationTestModels.cases.first { $0.name == "add, change and remove indexes" })
