@@ -24,6 +24,9 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         case duplicate
         /// A model directory or version that cannot be used.
         case model
+        /// A store's stage file (`stages`) that cannot be used: missing, not a regular file,
+        /// too large, not valid YAML, or naming versions the model directory does not have.
+        case stages
     }
 
     /// What is wrong.

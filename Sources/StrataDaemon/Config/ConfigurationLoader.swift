@@ -124,5 +124,15 @@ public struct ConfigurationLoader: Sendable {
             throw ConfigurationError(.model, file: file, key: "stores[\(index)].version",
                                      "version '\(version)' is not in \(store.modelDirectory); known: \(directory.versions.map(\.version).joined(separator: ", "))")
         }
+        if let stages = store.stagesFile {
+            // The same checks as the open: a regular file within the size limit, YAML without
+            // bombs (YAMLPreflight), `stages:` naming versions of the store's model directory.
+            do {
+                _ = try MigrationStageFile.load(contentsOf: URL(fileURLWithPath: stages), directory: directory)
+            } catch {
+                throw ConfigurationError(.stages, file: file, key: "stores[\(index)].stages",
+                                         "store '\(store.name)': \(error.reason); fix the stage file or the path in `stages:` (docs/StagedMigration.md)")
+            }
+        }
     }
 }

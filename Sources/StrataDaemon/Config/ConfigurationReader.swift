@@ -76,7 +76,7 @@ struct ConfigurationReader {
 
     private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
         let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout",
-                                                        "allow_dropping_all_entities"])
+                                                        "allow_dropping_all_entities", "stages"])
         func required(_ name: String) throws(ConfigurationError) -> String {
             guard let value = map[name] else {
                 throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
@@ -94,6 +94,13 @@ struct ConfigurationReader {
         if let value = map["busy_timeout"] { store.busyTimeout = try duration(value, key: "\(key).busy_timeout", in: Self.busyTimeoutRange) }
         if let value = map["allow_dropping_all_entities"] {
             store.allowsDroppingAllEntities = try bool(value, key: "\(key).allow_dropping_all_entities")
+        }
+        if let value = map["stages"] {
+            let text = try scalar(value, key: "\(key).stages")
+            guard !text.isEmpty else {
+                throw ConfigurationError(.invalidValue, file: file, key: "\(key).stages", "an empty path; name a stage file (see docs/StagedMigration.md) or remove `stages:`", line: line(value))
+            }
+            store.stagesFile = text
         }
         return store
     }

@@ -64,11 +64,17 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// Allow a migration at open that drops every entity of the store (all its data);
     /// `allow_dropping_all_entities`, off by default.
     public var allowsDroppingAllEntities: Bool
+    /// A stage file (`MigrationStageFile`, the SQL stages `stratactl migrate --stages` reads)
+    /// whose custom stages the migration at open runs where a hop of the version graph needs
+    /// one; `stages`, none by default.
+    public var stagesFile: String?
 
     /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
-                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false) {
+                backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false,
+                stagesFile: String? = nil) {
         self.allowsDroppingAllEntities = allowsDroppingAllEntities
+        self.stagesFile = stagesFile
         self.name = name
         self.path = path
         self.modelDirectory = modelDirectory

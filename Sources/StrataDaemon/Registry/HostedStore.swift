@@ -17,7 +17,8 @@ public final class HostedStore: Sendable {
     public let configuration: StoreConfiguration
     /// The open store; nil when it failed to open.
     public let store: PersistentStore?
-    /// The model version the store was opened with.
+    /// The model version the store was opened with; for a failed store, the version its file
+    /// is at when known (a migration at open that stopped at its last committed hop), else nil.
     public let modelVersion: String?
     /// Requests and open transactions over a sliding window (a signal of the idle scheduler).
     public let load = StoreLoad()

@@ -118,12 +118,15 @@ public actor StoreRegistry {
             return HostedStore(configuration: configuration, store: store, modelVersion: version, state: .ready, schemaWatch: watch)
         case .failure(let failure):
             logger.error("store failed to open; the other stores keep serving", metadata: ["strata.reason": "\(failure.reason)"])
-            return HostedStore(configuration: configuration, store: nil, modelVersion: nil, state: .failed(failure.reason))
+            return HostedStore(configuration: configuration, store: nil, modelVersion: failure.version, state: .failed(failure.reason))
         }
     }
 
     struct StoreOpenFailure: Error {
         var reason: String
+        /// The version the store is at, when the failure knows it (a staged migration that
+        /// stopped at its last committed hop).
+        var version: String?
     }
 
     /// Opens (and migrates) one store, then checks its schema against the model: the
@@ -163,6 +166,11 @@ public actor StoreRegistry {
             }
             if configuration.backupBeforeMigration, metadata.modelChecksum != model.checksum {
                 backUp(url, logger: logger)
+            }
+            // Through the version graph, hop by hop, with the store's custom stages (StagedOpenMigration.swift).
+            if StagedOpenMigration.applies(to: metadata, directory: directory, target: model),
+               let failure = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger).run(at: url, from: metadata) {
+                return .failure(failure)
             }
         }
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
