@@ -16,7 +16,7 @@ import Logging
 /// files stay byte-identical and nothing appears next to them; rows that live only in the
 /// `-wal` are imported. The store's version is found by its layout
 /// (``CoreDataVersionMatch``). Objects keep their primary keys; values are converted as
-/// ``CoreDataValueReader`` describes; binary data stored outside the database is read from
+/// docs/CoreDataImport.md describes; binary data stored outside the database is read from
 /// the store's `.<name>_SUPPORT/_EXTERNAL_DATA` directory. The new store is built under a
 /// temporary name next to the destination and appears at the destination only when
 /// everything — import and migration — succeeded.

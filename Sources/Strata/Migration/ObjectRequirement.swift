@@ -8,7 +8,7 @@ import GRDB
 /// whether the hop is refused depends on the data.
 ///
 /// Before anything is written, a lightweight hop counts the existing objects that would fail
-/// (``MigrationPlan/checkRequirements(in:path:)``) and is refused, naming the entity, the
+/// (``MigrationPlan/checkRequirements(in:)``) and is refused, naming the entity, the
 /// property and how many objects, when any would. A custom stage may fill the values instead:
 /// then the hop's result is validated (``StoreValidation``) before its transaction commits.
 public struct ObjectRequirement: Sendable, Hashable, Codable {

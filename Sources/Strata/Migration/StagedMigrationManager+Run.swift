@@ -12,7 +12,10 @@ extension StagedMigrationManager {
     /// a `staged` history entry commit together. A failure or a kill leaves the store at the
     /// last completed version; running again resumes from there.
     ///
-    /// - Parameter progress: called on the calling thread at each phase of each hop.
+    /// - Parameters:
+    ///   - url: The store file.
+    ///   - options: Cleanup deferral, backup, busy timeout, where to stop.
+    ///   - progress: called on the calling thread at each phase of each hop.
     /// - Throws: ``StagedMigrationError``; for failures while running, `completedVersion`
     ///   names the version the store is at.
     @discardableResult

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The boolean tree of a ``Predicate`` (NSPredicate's compound and comparison predicates).
+/// The boolean tree of a ``FetchPredicate`` (NSPredicate's compound and comparison predicates).
 public indirect enum PredicateExpression: Sendable, Hashable {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
