@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrataUnits
 
 /// Runs the tasks of a store's deferred ledger, online.
 ///
@@ -30,6 +31,10 @@ struct DeferredFinisher {
         var batches = 0
         static let initialBatchSize = 200
         var batchSize = initialBatchSize
+        /// How long the last batch (or index build) took: it scales the cost delay after it.
+        var lastBatch: Duration = .zero
+        /// Cost delay slept so far.
+        var paused: Duration = .zero
     }
 
     func run() async throws -> FinishReport {
@@ -51,10 +56,10 @@ struct DeferredFinisher {
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
             let finished = try await runTask(entry, index: index, of: total, counters: counters)
-            let took = (ContinuousClock.now - taskStart).components
+            let took = ContinuousClock.now - taskStart
             store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
-                "strata.ms": "\(String(format: "%.1f", Double(took.seconds) * 1000 + Double(took.attoseconds) / 1e15))",
+                "strata.ms": "\(String(format: "%.1f", took.milliseconds))",
                 "strata.batches": "\(counters.batches - batchesBefore)", "strata.rows": "\(counters.rows - rowsBefore)",
             ])
             if !finished { report.stoppedEarly = true; break }
@@ -64,8 +69,8 @@ struct DeferredFinisher {
         report.rowsProcessed = counters.rows
         report.batches = counters.batches
         report.tasksRemaining = try readEntries().count
-        let elapsed = (ContinuousClock.now - start).components
-        report.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        report.seconds = (ContinuousClock.now - start).seconds
+        report.pauseSeconds = counters.paused.seconds
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
@@ -87,18 +92,33 @@ struct DeferredFinisher {
         !Task.isCancelled && options.shouldContinue()
     }
 
-    private func pause() async -> Bool {
-        if options.pauseBetweenBatches > .zero {
-            try? await Task.sleep(for: options.pauseBetweenBatches)
-        } else {
+    /// The cost delay after a batch, in the manner of PostgreSQL's autovacuum:
+    /// `pauseBetweenBatches × (the batch's time ÷ batchBudget)`, at most ten times
+    /// `pauseBetweenBatches`, so that a batch that overran its budget (a slow disk, a contended
+    /// lock) buys a longer pause and the work's share of the machine stays near
+    /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
+    /// asked between them: a pause never delays stopping. Returns whether to go on.
+    private func pause(_ counters: Counters) async -> Bool {
+        guard options.pauseBetweenBatches > .zero else {
             await Task.yield()
+            return await mayContinue()
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        defer { counters.paused += clock.now - started }
+        let ratio = min(10, max(0, counters.lastBatch / options.batchBudget))
+        let until = started + options.pauseBetweenBatches * ratio
+        while clock.now < until {
+            guard await mayContinue() else { return false }
+            try? await Task.sleep(for: min(.milliseconds(2), until - clock.now))
         }
         return await mayContinue()
     }
 
     private func adapt(_ counters: Counters, elapsed: Duration) {
-        let budget = Double(options.batchBudget.components.attoseconds) / 1e18 + Double(options.batchBudget.components.seconds)
-        let took = max(1e-5, Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+        counters.lastBatch = elapsed
+        let budget = options.batchBudget.seconds
+        let took = max(1e-5, elapsed.seconds)
         let scaled = Double(counters.batchSize) * min(2.0, max(0.25, budget / took))
         counters.batchSize = Int(min(200_000, max(50, scaled)))
     }
@@ -165,15 +185,17 @@ struct DeferredFinisher {
             adapt(counters, elapsed: ContinuousClock.now - batchStart)
             report(entry, rowsDone: state.rowsDone, state: .running, index: index, of: total)
             if done { break }
-            guard await pause() else { return false }
+            guard await pause(counters) else { return false }
         }
         // Non-unique indexes: one sorted build each, in its own transaction, so that a pause
         // or a cancellation can come between two builds (SQLite cannot interrupt one).
         for index in store.layout.indexes where index.table == rewrite.table && !index.isUnique {
             guard await mayContinue() else { return false }
+            let buildStart = ContinuousClock.now
             try buildIndexOnShadow(index, rewrite: rewrite)
+            counters.lastBatch = ContinuousClock.now - buildStart
             counters.batches += 1
-            guard await pause() else { return false }
+            guard await pause(counters) else { return false }
         }
         guard await mayContinue() else { return false }
         try swap(rewrite, keyColumn: keyColumn, state: state, id: id)
@@ -332,7 +354,7 @@ struct DeferredFinisher {
             adapt(counters, elapsed: ContinuousClock.now - batchStart)
             report(entry, rowsDone: state.rowsDone, state: remaining ? .running : .done, index: index, of: total)
             if !remaining { return true }
-            guard await pause() else { return false }
+            guard await pause(counters) else { return false }
         }
     }
 
@@ -387,7 +409,7 @@ struct DeferredFinisher {
                 report(entry, rowsDone: 0, state: .done, index: index, of: total)
                 return true
             }
-            guard await pause() else { return false }
+            guard await pause(counters) else { return false }
         }
     }
 

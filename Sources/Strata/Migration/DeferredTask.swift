@@ -51,10 +51,14 @@ public struct DeferredTask: Sendable, Hashable, Codable {
 public struct FinishOptions: Sendable {
     /// Time budget of one batch; batch sizes adapt to stay near it (default 20 ms).
     public var batchBudget: Duration
-    /// Pause after each batch, so that foreground work gets the write lock (default none).
+    /// The cost delay after each batch, so that foreground work gets the machine and the
+    /// write lock (default none): `pauseBetweenBatches × (the batch's time ÷ batchBudget)`,
+    /// at most ten times `pauseBetweenBatches` (PostgreSQL autovacuum's cost delay). The
+    /// library is the one place that paces; ``shouldContinue`` is asked during the pause too.
     public var pauseBetweenBatches: Duration
-    /// Checked before each batch: returning false stops the work at once, progress kept in
-    /// the ledger (used by the idle scheduler to step aside when load returns).
+    /// Checked before each batch and every few milliseconds of a pause: returning false stops
+    /// the work at once, progress kept in the ledger (used by the idle scheduler to step aside
+    /// when load returns). A pure, cheap check: it must not sleep (the library paces).
     public var shouldContinue: @Sendable () -> Bool
     /// Finish at most this many tasks (nil: all).
     public var maxTasks: Int?
@@ -93,4 +97,6 @@ public struct FinishReport: Sendable, Hashable, Codable {
     public var seconds: Double
     /// True when `shouldContinue` or cancellation stopped the work before the ledger was empty.
     public var stoppedEarly: Bool
+    /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
+    public var pauseSeconds: Double = 0
 }

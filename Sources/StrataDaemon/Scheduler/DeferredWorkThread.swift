@@ -3,9 +3,9 @@ import Foundation
 /// A dedicated thread that runs deferred migration work, as a `TaskExecutor`.
 ///
 /// Finishing deferred work makes blocking SQLite calls (a batch holds its thread for about
-/// `batch_budget`) and the cost delay between batches sleeps; on this thread neither takes a
-/// thread from Swift's cooperative pool (two threads on a two-core machine), which serves the
-/// clients' requests.
+/// `batch_budget`); on this thread they take no thread from Swift's cooperative pool (two
+/// threads on a two-core machine), which serves the clients' requests. The library's cost
+/// delay between batches is a suspension (`Task.sleep`), resumed on this thread.
 ///
 /// ```swift
 /// let report = await withTaskExecutorPreference(DeferredWorkThread.shared) {

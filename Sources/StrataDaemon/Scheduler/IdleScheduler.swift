@@ -93,7 +93,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         }
         decide(at: now)
         guard verdict.allowsWork, detector.settings.enabled, work == nil, gate.allowsIdleWork else { return }
-        let pending = all.contains { $0.state == .ready && !$0.isFinishing && !$0.pendingTasks().isEmpty && !recentlyFailed($0.name, now) }
+        let pending = all.contains { wantsTurn($0, at: now) }
         nothingPending = !pending
         if pending { startWork(at: now) }
     }
@@ -213,6 +213,13 @@ public actor IdleScheduler: DeferredWorkScheduler {
         await workEnded(at: clock.now)
     }
 
+    /// Whether `hosted` can take a turn: open, not already finishing (a request's run, or a
+    /// request waiting to take it over), not failed recently, and with pending work. The one
+    /// place the scheduler asks "already finishing?"; the runner's claim settles races.
+    private func wantsTurn(_ hosted: HostedStore, at now: ContinuousClock.Instant) -> Bool {
+        hosted.state == .ready && !hosted.isFinishing && !recentlyFailed(hosted.name, now) && !hosted.pendingTasks().isEmpty
+    }
+
     /// The next store with pending work, in round-robin order after the last one.
     private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?)? {
         guard gate.allowsIdleWork else { return nil }
@@ -221,7 +228,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         let start = lastStore.flatMap { name in all.firstIndex { $0.name == name } }.map { $0 + 1 } ?? 0
         for offset in 0..<all.count {
             let hosted = all[(start + offset) % all.count]
-            guard hosted.state == .ready, !hosted.isFinishing, !recentlyFailed(hosted.name, now), !hosted.pendingTasks().isEmpty else { continue }
+            guard wantsTurn(hosted, at: now) else { continue }
             lastStore = hosted.name
             workingOn = hosted.name
             return (hosted, detector.settings, interruptCheck(all))
