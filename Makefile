@@ -5,8 +5,11 @@
 # demo store once (DEMO_ROWS aircraft at model version Aircraft 1, scripts/demo-seed.sh);
 # `rm -rf var` starts the demo over.
 #   make fuzz   run every libFuzzer target for FUZZ_SECONDS (default 30) each (docs/Fuzzing.md)
+#   make install / make uninstall   PREFIX (default /usr/local), DESTDIR (README.md "Install")
+#   make deb    the Debian package in .build/deb/CONFIG/ (CONFIG=release by default)
+#   make docs   the library's DocC catalog (swift-docc-plugin)
 
-.PHONY: run test bootstrap bench fuzz docs clean
+.PHONY: run test bootstrap bench fuzz docs clean build-install man install uninstall deb
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -20,9 +23,46 @@ run: bootstrap
 	@scripts/demo-seed.sh var/aircraft.sqlite $(DEMO_ROWS) .build/debug/stratactl config/models/Aircraft
 	.build/debug/stratad --config config/stratad.yaml
 
+# The package test (PackageInstallTests) installs the debug build's package under a
+# private systemd. It runs on its own after the rest: dpkg and systemd load the machine, and
+# the timing-sensitive daemon tests must not run beside it. STRATA_PACKAGE_TEST=1 runs it
+# (without it, it prints SKIPPED) and makes a missing package a failure.
 test: bootstrap
 	swift build
-	swift test
+	$(MAKE) --no-print-directory deb CONFIG=debug
+	swift test --skip PackageInstallTests
+	STRATA_PACKAGE_TEST=1 swift test --skip-build --filter PackageInstallTests
+
+# Installation (README.md "Install"). A release build links the Swift runtime statically,
+# so the binaries run on machines without Swift; CONFIG=debug packages the debug build
+# (as the tests do), which needs this machine's Swift runtime.
+CONFIG ?= release
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+ifeq ($(CONFIG),release)
+STATIC_STDLIB ?= --static-swift-stdlib
+endif
+BINARIES = .build/$(CONFIG)
+MANPAGES = .build/man/$(CONFIG)
+INSTALL_VARS = PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR) BINARIES=$(BINARIES) MANPAGES=$(MANPAGES)
+
+build-install:
+	swift build -c $(CONFIG) $(STATIC_STDLIB) --product stratad
+	swift build -c $(CONFIG) $(STATIC_STDLIB) --product stratactl
+
+man: build-install
+	scripts/make-man.sh $(BINARIES) $(MANPAGES)
+
+install: man
+	$(INSTALL_VARS) scripts/install.sh install
+	@echo "installed under $(DESTDIR)$(PREFIX); then: systemd-sysusers strata.conf && systemd-tmpfiles --create strata.conf && systemctl daemon-reload && systemctl enable --now stratad.socket stratad-data.socket strata-maintenance.timer"
+
+uninstall:
+	$(INSTALL_VARS) scripts/install.sh uninstall
+
+deb: man
+	DEB_COMPRESS=$(if $(filter debug,$(CONFIG)),gzip,xz) scripts/make-deb.sh $(BINARIES) $(MANPAGES) .build/deb/$(CONFIG)
 
 # Benchmarks (release build): make bench SCENARIO=crud ARGS="--rows 100000"
 SCENARIO ?= crud
@@ -30,13 +70,13 @@ bench: bootstrap
 	swift build -c release --product strata-bench
 	.build/release/strata-bench $(SCENARIO) $(ARGS)
 
-# Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
-FUZZ_SECONDS ?= 30
 # The DocC catalog of the library (Sources/Strata/Strata.docc), with swift-docc-plugin:
 # .build/plugins/Swift-DocC/outputs/Strata.doccarchive
 docs: bootstrap
 	swift package generate-documentation --target Strata --warnings-as-errors
 
+# Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 30
 fuzz: bootstrap
 	scripts/fuzz.sh all $(FUZZ_SECONDS)
 

@@ -59,8 +59,8 @@ systemctl start stratad.socket stratad-data.socket || fail "sockets did not star
 [ -d /run/strata ] && [ ! -L /run/strata ] || fail "/run/strata is not a plain directory: $(ls -ld /run/strata)"
 [ "$(stat -c '%a %U:%G' /run/strata)" = "755 root:root" ] || fail "/run/strata: $(stat -c '%a %U:%G' /run/strata)"
 [ "$(stat -c '%a %U:%G' /run/strata/admin.sock)" = "660 root:strata" ] || fail "admin.sock: $(stat -c '%a %U:%G' /run/strata/admin.sock)"
-[ "$(stat -c '%a %U:%G' /run/strata/data.sock)" = "666 root:strata" ] || fail "data.sock: $(stat -c '%a %U:%G' /run/strata/data.sock)"
-echo "CHECK ok: sockets: /run/strata 0755, admin.sock 0660 root:strata, data.sock 0666"
+[ "$(stat -c '%a %U:%G' /run/strata/data.sock)" = "660 root:strata" ] || fail "data.sock: $(stat -c '%a %U:%G' /run/strata/data.sock)"
+echo "CHECK ok: sockets: /run/strata 0755, admin.sock and data.sock 0660 root:strata"
 
 # Socket activation: the first connection starts the daemon.
 timeout 20 "$bin/stratactl" status --socket /run/strata/admin.sock >/dev/null || fail "socket activation"
@@ -92,8 +92,16 @@ print(reply.get("error", "count %s" % reply["parameters"].get("count")))'
 out=$(count_as --reuid=strata-client --regid=strata-client --init-groups)
 [ "$out" = "count 0" ] || fail "strata-client (group strata) on the data socket: $out"
 out=$(count_as --reuid=nobody --regid=nogroup --clear-groups)
+[ "$out" = "cannot connect: Permission denied" ] || fail "nobody on the data socket (0660): $out"
+# Past the file mode (a drop-in with SocketMode=0666), the daemon's credential check refuses.
+mkdir -p /run/systemd/system/stratad-data.socket.d
+printf '[Socket]\nSocketMode=0666\n' > /run/systemd/system/stratad-data.socket.d/any-user.conf
+systemctl daemon-reload
+systemctl stop stratad.service stratad-data.socket && systemctl start stratad-data.socket || fail "restart the data socket"
+[ "$(stat -c '%a' /run/strata/data.sock)" = 666 ] || fail "data.sock with the drop-in: $(stat -c '%a' /run/strata/data.sock)"
+out=$(count_as --reuid=nobody --regid=nogroup --clear-groups)
 [ "$out" = "io.strata.Varlink.NotAuthorized" ] || fail "nobody on the data socket: $out"
-echo "CHECK ok: a non-root member of the strata group uses the data socket; others get NotAuthorized"
+echo "CHECK ok: a non-root member of the strata group uses the data socket; others cannot open it (0660), or get NotAuthorized (0666)"
 write_config "allow_any_peer: true"
 systemctl restart stratad.service || fail "restart"
 out=$(count_as --reuid=nobody --regid=nogroup --clear-groups)
