@@ -34,6 +34,7 @@ let package = Package(
             dependencies: [
                 "StrataUnits",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,6 +126,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -86,7 +86,7 @@ struct DaemonPendingCommand: AsyncParsableCommand {
                 print("\(entry.store): \(entry.tasks.isEmpty ? "no deferred work pending" : "\(entry.tasks.count) task(s) pending")")
                 for task in entry.tasks {
                     let percent = Int(task.fraction * 100)
-                    print("  #\(task.id) \(task.kind) \(task.summary) [\(task.state)] \(task.rowsDone)/\(task.rowsTotal) rows (\(percent)%)")
+                    print("  #\(task.id) \(task.kind) \(task.summary) [\(task.state)] \(task.rowsDone)/\(task.rowsTotal) \(task.kind == "backup" ? "pages" : "rows") (\(percent)%)")
                 }
             }
         }

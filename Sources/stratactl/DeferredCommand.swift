@@ -35,7 +35,7 @@ struct DeferredCommand: AsyncParsableCommand {
             }
             print("\(store): \(tasks.count) deferred task(s) pending")
             for task in tasks {
-                let progress = task.rowsTotal > 0 ? " [\(task.rowsDone)/\(task.rowsTotal) rows]" : ""
+                let progress = task.rowsTotal > 0 ? " [\(task.rowsDone)/\(task.rowsTotal) \(task.kind == .backup ? "pages" : "rows")]" : ""
                 print("  #\(task.id) \(task.state.rawValue.uppercased()) \(task.summary)\(progress)")
             }
         }

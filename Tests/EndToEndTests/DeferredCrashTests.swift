@@ -24,9 +24,51 @@ struct DeferredCrashTests {
             .appendingPathComponent(".build/debug/stratactl")
     }
 
+    /// Adds an index and removes another, without a rewrite: an index drop and an index build.
+    static let indexed = ObjectModel(version: "indexed 1", entities: [
+        Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64), Attribute("score", .double)],
+               indexes: [Index("byName", keyPaths: ["name"]), Index("byScore", keyPaths: ["score"])]),
+    ])
+    static let reindexed = ObjectModel(version: "indexed 2", entities: [
+        Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64), Attribute("score", .double)],
+               indexes: [Index("byRank", elements: [.init("rank"), .init("score", ascending: false)])]),
+    ])
+
+    /// What is pending in the store a kill test starts from.
+    enum Fixture: String, CaseIterable, Sendable {
+        /// A table rewrite (with a unique and a new index), a table drop, a vacuum.
+        case rewrite
+        /// Two index drops (one retired at once, one with NULL keys through a side table) and an
+        /// index build (a side table), then their batched drops.
+        case indexes
+        /// An online backup first, then the rewrite's tasks.
+        case backup
+
+        var model: ObjectModel { self == .indexes ? DeferredCrashTests.reindexed : DeferredCrashTests.narrow }
+    }
+
+    static func pendingStore(_ fixture: Fixture, in directory: URL) throws -> URL {
+        switch fixture {
+        case .rewrite: return try pendingStore(in: directory)
+        case .backup: return try pendingStore(in: directory, backup: true)
+        case .indexes:
+            let url = directory.appendingPathComponent("crash-\(UUID().uuidString.prefix(6)).sqlite")
+            let store = try PersistentStore.open(at: url, model: indexed)
+            try store.database.write { db in
+                let item = try db.makeStatement(sql: "INSERT INTO Item(_pk, name, rank, score) VALUES (?, ?, ?, ?)")
+                for i in 1...rows { try item.execute(arguments: [i, "item-\(i)", i % 101, i % 5 == 0 ? nil : Double(i) / 4]) }
+            }
+            try store.close()
+            try PersistentStore.open(at: url, model: reindexed, options: StoreOptions(migration: .deferred)).close()
+            return url
+        }
+    }
+
+    static func backupURL(_ url: URL) -> URL { URL(fileURLWithPath: url.path + ".backup") }
+
     /// A store with `rows` items migrated to `narrow` with deferral: a table rewrite, a table
-    /// drop and a vacuum pending.
-    static func pendingStore(in directory: URL) throws -> URL {
+    /// drop and a vacuum pending (after an online backup with `backup`).
+    static func pendingStore(in directory: URL, backup: Bool = false) throws -> URL {
         let url = directory.appendingPathComponent("crash-\(UUID().uuidString.prefix(6)).sqlite")
         let store = try PersistentStore.open(at: url, model: wide)
         try store.database.write { db in
@@ -36,7 +78,9 @@ struct DeferredCrashTests {
             for i in 1...rows { try obsolete.execute(arguments: [i, "old \(i)"]) }
         }
         try store.close()
-        try PersistentStore.open(at: url, model: narrow, options: StoreOptions(migration: .deferred)).close()
+        var migration = MigrationOptions.deferred
+        if backup { migration.backup = backupURL(url) }
+        try PersistentStore.open(at: url, model: narrow, options: StoreOptions(migration: migration)).close()
         return url
     }
 
@@ -72,54 +116,95 @@ struct DeferredCrashTests {
         #expect(checksum == expected)
     }
 
-    static func verifyFinished(_ url: URL) throws {
-        let store = try PersistentStore.open(at: url, model: narrow)
+    static func verifyRows(_ fixture: Fixture, _ url: URL) throws {
+        guard fixture == .indexes else { return try verifyRows(url) }
+        let store = try PersistentStore.open(at: url, model: reindexed)
+        defer { try? store.close() }
+        let (count, checksum) = try store.database.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM Item") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT sum(_pk * 7 + rank) FROM Item WHERE name = 'item-' || _pk") ?? 0)
+        }
+        #expect(count == rows)
+        #expect(checksum == (1...rows).reduce(0) { $0 + $1 * 7 + $1 % 101 })
+    }
+
+    static func verifyFinished(_ fixture: Fixture, _ url: URL) throws {
+        try verifyFinished(url, model: fixture.model)
+        if fixture == .backup {
+            // The backup was taken before anything was destroyed: every row with its old columns.
+            let backup = backupURL(url)
+            #expect(!FileManager.default.fileExists(atPath: backup.path + ".partial"))
+            let queue = try DatabaseQueue(path: backup.path)
+            defer { try? queue.close() }
+            let (items, obsolete, check) = try queue.read { db in
+                (try Int.fetchOne(db, sql: "SELECT count(*) FROM Item WHERE scratch = 's' AND name = 'item-' || _pk") ?? 0,
+                 try Int.fetchOne(db, sql: "SELECT count(*) FROM Obsolete") ?? 0,
+                 try String.fetchOne(db, sql: "PRAGMA integrity_check"))
+            }
+            #expect(items == rows && obsolete == rows && check == "ok")
+        }
+    }
+
+    static func verifyFinished(_ url: URL, model: ObjectModel = narrow) throws {
+        let store = try PersistentStore.open(at: url, model: model)
         defer { try? store.close() }
         #expect(try store.pendingDeferredWork().isEmpty)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fresh-\(UUID().uuidString.prefix(6))")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let fresh = try PersistentStore.open(at: directory.appendingPathComponent("f.sqlite"), model: narrow)
+        let fresh = try PersistentStore.open(at: directory.appendingPathComponent("f.sqlite"), model: model)
         defer { try? fresh.close() }
         #expect(try store.database.read(SchemaSnapshot.of) == fresh.database.read(SchemaSnapshot.of))
         #expect(try store.database.read { try Int.fetchOne($0, sql: "PRAGMA integrity_check") } == nil
             || store.database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
     }
 
-    @Test("SIGKILL at a crash point leaves every row and finishing completes", arguments: [
-        "rewrite.start", "rewrite.mid-batch@1", "rewrite.mid-batch@3", "rewrite.between-batches@1",
-        "rewrite.between-batches@3", "rewrite.index", "rewrite.swap", "drop.mid-batch@1", "drop.mid-batch@3",
-    ])
-    func killAtCrashPoint(_ point: String) throws {
+    static let crashPoints: [(Fixture, String)] = [
+        (.rewrite, "rewrite.start"), (.rewrite, "rewrite.mid-batch@1"), (.rewrite, "rewrite.mid-batch@3"),
+        (.rewrite, "rewrite.between-batches@1"), (.rewrite, "rewrite.between-batches@3"), (.rewrite, "rewrite.swap"),
+        (.rewrite, "rewrite.swap-indexes"), (.rewrite, "drop.mid-batch@1"), (.rewrite, "drop.mid-batch@3"),
+        (.rewrite, "vacuum.between-batches@1"),
+        (.rewrite, "drop.retire"), (.rewrite, "index.start"), (.rewrite, "index.collect@2"), (.rewrite, "index.export@1"),
+        (.rewrite, "index.export@2"), (.rewrite, "index.adopt"), (.rewrite, "index.adopt@2"), (.rewrite, "index.start@2"),
+        (.indexes, "index.retire"), (.indexes, "index.start"), (.indexes, "index.mid-batch@1"), (.indexes, "index.mid-batch@3"),
+        (.indexes, "index.between-batches@2"), (.indexes, "index.finish"), (.indexes, "index.start@2"), (.indexes, "index.fallback"),
+        (.indexes, "index.between-batches@9"), (.indexes, "index.finish@2"), (.indexes, "drop.mid-batch@1"),
+        (.indexes, "drop.retire"), (.indexes, "drop.mid-batch@6"),
+        (.backup, "backup.mid-step@1"), (.backup, "backup.mid-step@3"), (.backup, "backup.between-steps@2"),
+        (.backup, "backup.finish"),
+    ]
+
+    @Test("SIGKILL at a crash point leaves every row and finishing completes", arguments: crashPoints)
+    func killAtCrashPoint(_ fixture: Fixture, _ point: String) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
         let directory = TemporaryFolder()
-        let url = try Self.pendingStore(in: directory.url)
+        let url = try Self.pendingStore(fixture, in: directory.url)
         let crashed = try Self.finish(url, faultPoint: point)
-        #expect(crashed.signaled && crashed.status == SIGKILL, "\(point): the child was expected to die by SIGKILL")
-        try Self.verifyRows(url)
+        #expect(crashed.signaled && crashed.status == SIGKILL, "\(fixture) \(point): the child was expected to die by SIGKILL")
+        try Self.verifyRows(fixture, url)
         let pending = try PersistentStore.pendingDeferredWork(at: url)
-        #expect(!pending.isEmpty, "\(point): the crash happened before the work was done")
+        #expect(!pending.isEmpty, "\(fixture) \(point): the crash happened before the work was done")
         let resumed = try Self.finish(url, faultPoint: nil)
         #expect(!resumed.signaled && resumed.status == 0)
-        try Self.verifyRows(url)
-        try Self.verifyFinished(url)
+        try Self.verifyRows(fixture, url)
+        try Self.verifyFinished(fixture, url)
     }
 
-    @Test("repeated SIGKILLs at arbitrary times, resumed each time, lose nothing")
-    func killAtArbitraryTimes() throws {
+    @Test("repeated SIGKILLs at arbitrary times, resumed each time, lose nothing", arguments: Fixture.allCases)
+    func killAtArbitraryTimes(_ fixture: Fixture) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
         let directory = TemporaryFolder()
-        let url = try Self.pendingStore(in: directory.url)
+        let url = try Self.pendingStore(fixture, in: directory.url)
         var kills = 0
         for delay in [40, 90, 25, 150, 60, 200, 35, 120] {
             if try PersistentStore.pendingDeferredWork(at: url).isEmpty { break }
             let result = try Self.finish(url, faultPoint: nil, killAfter: .milliseconds(delay))
             if result.signaled { kills += 1 }
-            try Self.verifyRows(url)
+            try Self.verifyRows(fixture, url)
         }
         #expect(kills >= 1)
         _ = try Self.finish(url, faultPoint: nil)
-        try Self.verifyRows(url)
-        try Self.verifyFinished(url)
+        try Self.verifyRows(fixture, url)
+        try Self.verifyFinished(fixture, url)
     }
 }
 

@@ -2,21 +2,23 @@ import Foundation
 import GRDB
 import StrataUnits
 
-/// Runs the tasks of a store's deferred ledger, online.
+/// Runs the tasks of a store's deferred ledger, online. **No step holds the store's write
+/// lock for longer than about one batch budget, whatever the table size**:
 ///
-/// - **Table rewrites** create a shadow table with the final definition and the table's final
-///   indexes, install triggers that mirror every insert, update and delete of the live table
-///   into the shadow (so concurrent writes keep flowing and are captured, by this process or
-///   any other), copy rows in key order in small batches whose size adapts to the time
-///   budget, then swap in one short transaction (drop the old table, rename the shadow).
-///   Unique indexes move to the shadow at the start; the triggers make them enforce
-///   uniqueness for the live table meanwhile.
+/// - **Backups** copy the store a few pages per step with SQLite's online backup API, before
+///   any other task (see ``OnlineBackup``).
+/// - **Table rewrites** create a shadow table with the final definition and every final index
+///   (under temporary names), install triggers that mirror every insert, update and delete of
+///   the live table into the shadow (so concurrent writes keep flowing and are captured, by
+///   this process or any other), copy rows in key order in small batches whose size adapts to
+///   the time budget — the shadow's indexes are maintained as rows arrive — then swap in one
+///   short transaction of O(1) schema changes (renames; see ``IndexRelocation``). The old
+///   table becomes a batched drop.
+/// - **Index builds** fill a side table (the indexed columns by rowid, with the index) in
+///   batches, kept current by triggers, then move the finished index onto the table.
+/// - **Index drops** fill such a side table without an index, move the index onto it, and
+///   drop the side table in batches.
 /// - **Table drops** delete rows in batches, then drop the empty table.
-/// - **Index builds** run as one sorted `CREATE INDEX` (SQLite has no incremental index build;
-///   this is the one step that holds the write lock for longer than a batch: a few hundred
-///   milliseconds per index per million rows). A rewrite builds its table's non-unique
-///   indexes the same way after the copy, one transaction each; unique indexes are on the
-///   shadow from the start.
 /// - **Incremental vacuum** frees pages in batches.
 ///
 /// Every batch is one transaction that also records progress in the ledger, so a crash,
@@ -25,24 +27,39 @@ struct DeferredFinisher {
     let store: PersistentStore
     let options: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
+    /// Last batch time and cost delay slept (see ``pause()``).
+    let pacing = Pacing()
 
-    private final class Counters {
+    final class Counters {
         var rows: Int64 = 0
         var batches = 0
         static let initialBatchSize = 200
         var batchSize = initialBatchSize
-        /// How long the last batch (or index build) took: it scales the cost delay after it.
+    }
+
+    /// The library's pacing state for one run (the one place that paces).
+    final class Pacing {
+        /// How long the last batch took: it scales the cost delay after it.
         var lastBatch: Duration = .zero
         /// Cost delay slept so far.
         var paused: Duration = .zero
     }
 
+    /// Connection settings changed for the run, restored at its end.
+    final class Session {
+        var cacheSize = -2000
+        var synchronous = 2
+        var checkpointer: WALCheckpointer?
+        var interrupter: BatchInterrupter?
+        /// The next batch runs without a time limit (the last one overran at the smallest size:
+        /// it must make progress).
+        var unlimitedNext = false
+    }
+
     func run() async throws -> FinishReport {
         let start = ContinuousClock.now
-        // A larger page cache for the writer while finishing: copies and index builds touch
-        // many pages. Restored afterwards.
-        let previousCacheSize = try setCacheSize(-65_536)
-        defer { _ = try? setCacheSize(previousCacheSize) }
+        let session = try beginSession()
+        defer { endSession(session) }
         var report = FinishReport(tasksFinished: 0, tasksRemaining: 0, rowsProcessed: 0, batches: 0, seconds: 0, stoppedEarly: false)
         let counters = Counters()
         var index = 0
@@ -55,7 +72,13 @@ struct DeferredFinisher {
             guard await mayContinue() else { report.stoppedEarly = true; break }
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
-            let finished = try await runTask(entry, index: index, of: total, counters: counters)
+            let finished: Bool
+            do {
+                finished = try await runTask(entry, index: index, of: total, counters: counters, session: session)
+            } catch where session.interrupter?.caused(error) == true {
+                // A stop interrupted a batch: it was rolled back; the ledger has the progress before it.
+                finished = false
+            }
             let took = ContinuousClock.now - taskStart
             store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
@@ -70,7 +93,7 @@ struct DeferredFinisher {
         report.batches = counters.batches
         report.tasksRemaining = try readEntries().count
         report.seconds = (ContinuousClock.now - start).seconds
-        report.pauseSeconds = counters.paused.seconds
+        report.pauseSeconds = pacing.paused.seconds
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
@@ -78,17 +101,97 @@ struct DeferredFinisher {
         return report
     }
 
-    private func setCacheSize(_ size: Int) throws -> Int {
+    // MARK: - Session
+
+    /// A larger page cache for the writer (copies touch many pages) and checkpoints moved off
+    /// the writer (``WALCheckpointer``), for the run.
+    private func beginSession() throws -> Session {
+        let session = Session()
         try store.database.writeWithoutTransaction { db in
-            let previous = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
-            try db.execute(sql: "PRAGMA cache_size = \(size)")
-            return previous
+            session.cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+            session.synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
+            try db.execute(sql: "PRAGMA cache_size = -65536")
         }
+        session.checkpointer = try? WALCheckpointer(store: store)
+        session.interrupter = BatchInterrupter(options.interruptRequested)
+        removeStaleSortBuffers()
+        return session
+    }
+
+    /// Sort buffers (`STORE-_strata_sorted_<index>.sort`) that this store object does not hold
+    /// are left over by a crash or an abandoned build: removed (a build collects again into a
+    /// new buffer when it resumes).
+    private func removeStaleSortBuffers() {
+        let directory = store.url.deletingLastPathComponent()
+        let prefix = store.url.lastPathComponent + "-_strata_sorted_"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        let kept = store.indexBuffers.withLock { Set($0.values.map(\.path)) }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".sort") {
+            let path = directory.appendingPathComponent(name).path
+            if !kept.contains(path) { try? FileManager.default.removeItem(atPath: path) }
+        }
+    }
+
+    private func endSession(_ session: Session) {
+        session.checkpointer?.stop(store: store)
+        _ = try? store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
+        }
+    }
+
+    /// Runs `body` as one batch: one transaction on the writer connection, committed without
+    /// waiting for the disk (`synchronous = NORMAL`: a batch lost to a power failure is redone
+    /// from the ledger, which is in the same transaction; the next client commit with the
+    /// store's own setting syncs it).
+    ///
+    /// An `interruptible` batch is aborted (rolled back) when ``FinishOptions/interruptRequested``
+    /// says so while it runs (see ``BatchInterrupter``); the steps that change the schema are not.
+    func batch<T>(_ session: Session, interruptible: Bool = false, _ label: String = #function, _ body: (Database) throws -> T) throws -> T {
+        try writer(label) { db in
+            try inBatchTransaction(session, db, interruptible: interruptible) { try body(db) }
+        }
+    }
+
+    /// One batch transaction on `db` (already the writer, outside a transaction).
+    func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, _ body: () throws -> T) throws -> T {
+        if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
+        func run(_ disarm: () -> Void) throws -> T {
+            var result: T?
+            try db.inTransaction {
+                result = try body()
+                disarm()
+                return .commit
+            }
+            return result!
+        }
+        if interruptible, let interrupter = session.interrupter {
+            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
+        }
+        return try run {}
+    }
+
+    /// Runs `body` on the store's writer connection, noting in the log any hold of the write
+    /// lock over twice the batch budget (with the step that took it): none is expected.
+    func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
+        var held = Duration.zero
+        let result = try store.database.writeWithoutTransaction { db in
+            let start = ContinuousClock.now
+            defer { held = ContinuousClock.now - start }
+            return try body(db)
+        }
+        if held > options.batchBudget * 2 {
+            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: [
+                "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
+                "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
+            ])
+        }
+        return result
     }
 
     // MARK: - Scheduling
 
-    private func mayContinue() async -> Bool {
+    func mayContinue() async -> Bool {
         !Task.isCancelled && options.shouldContinue()
     }
 
@@ -98,15 +201,15 @@ struct DeferredFinisher {
     /// lock) buys a longer pause and the work's share of the machine stays near
     /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
     /// asked between them: a pause never delays stopping. Returns whether to go on.
-    private func pause(_ counters: Counters) async -> Bool {
+    func pause() async -> Bool {
         guard options.pauseBetweenBatches > .zero else {
             await Task.yield()
             return await mayContinue()
         }
         let clock = ContinuousClock()
         let started = clock.now
-        defer { counters.paused += clock.now - started }
-        let ratio = min(10, max(0, counters.lastBatch / options.batchBudget))
+        defer { pacing.paused += clock.now - started }
+        let ratio = min(10, max(0, pacing.lastBatch / options.batchBudget))
         let until = started + options.pauseBetweenBatches * ratio
         while clock.now < until {
             guard await mayContinue() else { return false }
@@ -115,15 +218,19 @@ struct DeferredFinisher {
         return await mayContinue()
     }
 
-    private func adapt(_ counters: Counters, elapsed: Duration) {
-        counters.lastBatch = elapsed
-        let budget = options.batchBudget.seconds
+    /// Scales the next batch so that it takes about the budget. Growth is capped at 1.5x per
+    /// batch and the target is 60% of the budget: an overrun delays writers (a client that
+    /// arrives during a batch waits for the rest of it), a short batch only costs a little
+    /// throughput.
+    func adapt(_ counters: Counters, elapsed: Duration, limit: Int = 200_000) {
+        pacing.lastBatch = elapsed
+        let budget = 0.6 * options.batchBudget.seconds
         let took = max(1e-5, elapsed.seconds)
-        let scaled = Double(counters.batchSize) * min(2.0, max(0.25, budget / took))
-        counters.batchSize = Int(min(200_000, max(50, scaled)))
+        let scaled = Double(counters.batchSize) * min(1.5, max(0.25, budget / took))
+        counters.batchSize = Int(min(Double(limit), max(16, scaled)))
     }
 
-    private func report(_ entry: DeferredLedger.Entry, rowsDone: Int64, state: DeferredTask.State, index: Int, of total: Int) {
+    func report(_ entry: DeferredLedger.Entry, rowsDone: Int64, state: DeferredTask.State, index: Int, of total: Int) {
         var task = entry.task
         task.rowsDone = rowsDone
         task.state = state
@@ -133,293 +240,62 @@ struct DeferredFinisher {
     // MARK: - Tasks
 
     /// Runs one task; returns false when stopped before it was done.
-    private func runTask(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
+    private func runTask(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters, session: Session) async throws -> Bool {
         // Rows of different tasks cost differently: each task adapts its batch size afresh.
         counters.batchSize = Counters.initialBatchSize
+        let step = TaskStep(entry: entry, index: index, total: total, counters: counters, session: session)
         switch entry.payload.operation.kind {
         case .rewriteTable(let rewrite):
-            return try await runRewrite(entry, rewrite, keyColumn: StorageLayout.primaryKeyColumn, conflictKey: [StorageLayout.primaryKeyColumn], index: index, of: total, counters: counters)
+            return try await runRewrite(step, rewrite, keyColumn: StorageLayout.primaryKeyColumn, conflictKey: [StorageLayout.primaryKeyColumn])
         case .rewriteJoinTable(let rewrite):
-            return try await runRewrite(entry, rewrite, keyColumn: "rowid", conflictKey: ["source_id", "target_id"], index: index, of: total, counters: counters)
+            return try await runRewrite(step, rewrite, keyColumn: "rowid", conflictKey: ["source_id", "target_id"])
         case .dropTable(let table):
-            return try await runDrop(entry, table: table, index: index, of: total, counters: counters)
+            return try await runDrop(step, table: table)
         case .incrementalVacuum:
-            return try await runVacuum(entry, index: index, of: total, counters: counters)
+            return try await runVacuum(step)
+        case .createIndex(let spec):
+            return try await runIndexBuild(step, spec)
+        case .dropIndex(let name, let table):
+            return try await runIndexDrop(step, name: name, table: table)
+        case .backup(let destination):
+            return try await runBackup(step, destination: URL(fileURLWithPath: destination))
         default:
-            try runInOneStep(entry, counters: counters)
+            // Not produced by the ledger (synchronous kinds); run in one step.
+            try batch(session) { db in
+                try entry.payload.operation.execute(in: db)
+                try DeferredLedger.complete(id: entry.task.id, in: db)
+            }
+            counters.batches += 1
             report(entry, rowsDone: entry.payload.rowsTotal, state: .done, index: index, of: total)
             return true
         }
     }
 
-    private func runInOneStep(_ entry: DeferredLedger.Entry, counters: Counters) throws {
-        let operation = entry.payload.operation
-        try store.database.writeWithoutTransaction { db in
-            try db.inTransaction {
-                try operation.execute(in: db)
-                try DeferredLedger.complete(id: entry.task.id, in: db)
-                return .commit
-            }
-        }
-        counters.batches += 1
-        counters.rows += entry.payload.rowsTotal
+    /// The task being run and the run's state, handed to each kind's runner.
+    struct TaskStep {
+        let entry: DeferredLedger.Entry
+        let index: Int
+        let total: Int
+        let counters: Counters
+        let session: Session
+        var id: Int64 { entry.task.id }
     }
 
-    // MARK: - Online rewrite
-
-    private func runRewrite(_ entry: DeferredLedger.Entry, _ rewrite: TableRewrite, keyColumn: String, conflictKey: [String],
-                            index: Int, of total: Int, counters: Counters) async throws -> Bool {
-        var state = entry.progress
-        let id = entry.task.id
-        if !state.started {
-            state = try beginRewrite(rewrite, conflictKey: conflictKey, id: id)
-        }
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
-            let size = counters.batchSize
-            let before = state.rowsDone
-            let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, state: &state, id: id)
-            counters.batches += 1
-            counters.rows += state.rowsDone - before
-            adapt(counters, elapsed: ContinuousClock.now - batchStart)
-            report(entry, rowsDone: state.rowsDone, state: .running, index: index, of: total)
-            if done { break }
-            guard await pause(counters) else { return false }
-        }
-        // Non-unique indexes: one sorted build each, in its own transaction, so that a pause
-        // or a cancellation can come between two builds (SQLite cannot interrupt one).
-        for index in store.layout.indexes where index.table == rewrite.table && !index.isUnique {
-            guard await mayContinue() else { return false }
-            let buildStart = ContinuousClock.now
-            try buildIndexOnShadow(index, rewrite: rewrite)
-            counters.lastBatch = ContinuousClock.now - buildStart
-            counters.batches += 1
-            guard await pause(counters) else { return false }
-        }
-        guard await mayContinue() else { return false }
-        try swap(rewrite, keyColumn: keyColumn, state: state, id: id)
-        counters.batches += 1
-        report(entry, rowsDone: max(state.rowsDone, entry.payload.rowsTotal), state: .done, index: index, of: total)
-        return true
+    /// After a batch that overran its time limit (rolled back): a quarter of the size next.
+    func overran(_ step: TaskStep) {
+        if step.counters.batchSize <= 16 { step.session.unlimitedNext = true }
+        step.counters.batchSize = max(16, step.counters.batchSize / 4)
+        store.logger.debug("a batch overran its time limit and was rolled back; the next is smaller", metadata: ["strata.task": "\(step.id)"])
     }
 
-    private func beginRewrite(_ rewrite: TableRewrite, conflictKey: [String], id: Int64) throws -> DeferredLedger.Progress {
-        let state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
-        try store.database.writeWithoutTransaction { db in
-            try db.inTransaction {
-                try startRewrite(rewrite, conflictKey: conflictKey, in: db)
-                FaultInjection.point("rewrite.start")
-                try DeferredLedger.saveProgress(state, id: id, in: db)
-                return .commit
-            }
-        }
-        return state
-    }
-
-    /// Copies the next batch of rows (by key) into the shadow and records progress; returns
-    /// true when no rows were left to copy.
-    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, state: inout DeferredLedger.Progress, id: Int64) throws -> Bool {
-        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
-        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
-        let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
-        var next = state
-        let finished: Bool = try store.database.writeWithoutTransaction { db in
-            var finished = false
-            try db.inTransaction {
-                let last = next.lastKey ?? Int64.min
-                if let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [last, size - 1]) {
-                    try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key)", arguments: [last, upper])
-                    next.lastKey = upper
-                    next.rowsDone += Int64(size)
-                } else {
-                    let remaining = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [last]) ?? 0
-                    try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? ORDER BY \(key)", arguments: [last])
-                    next.rowsDone += remaining
-                    next.lastKey = try Int64.fetchOne(db, sql: "SELECT max(\(key)) FROM \(t)") ?? next.lastKey
-                    finished = true
-                }
-                FaultInjection.point("rewrite.mid-batch")
-                try DeferredLedger.saveProgress(next, id: id, in: db)
-                return .commit
-            }
-            return finished
-        }
-        state = next
-        FaultInjection.point("rewrite.between-batches")
-        return finished
-    }
-
-    /// Swaps the shadow in, in one short transaction of O(1) schema changes: the live table
-    /// is renamed aside (`_strata_old_<table>`) and the shadow takes its name; the old table
-    /// becomes a batched drop task of its own, so writers never wait for its pages to be freed.
-    /// `legacy_alter_table` keeps the join tables' `REFERENCES` on the name, and foreign keys
-    /// are off so that nothing cascades.
-    private func swap(_ rewrite: TableRewrite, keyColumn: String, state: DeferredLedger.Progress, id: Int64) throws {
-        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
-        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
-        let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
-        try store.database.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA foreign_keys = OFF")
-            try db.execute(sql: "PRAGMA legacy_alter_table = ON")
-            defer {
-                try? db.execute(sql: "PRAGMA legacy_alter_table = OFF")
-                try? db.execute(sql: "PRAGMA foreign_keys = ON")
-            }
-            try db.inTransaction {
-                try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
-                try dropTriggers(for: rewrite.table, in: db)
-                var old = "_strata_old_\(rewrite.table)"
-                var n = 1
-                while try db.tableExists(old) { n += 1; old = "_strata_old_\(rewrite.table)_\(n)" }
-                try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
-                FaultInjection.point("rewrite.swap")
-                try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
-                try DeferredLedger.complete(id: id, in: db)
-                try DeferredLedger.append(MigrationOperation(.dropTable(old), deferrable: true, summary: "drop table \(old) (the rows of \(rewrite.table) before its rewrite)"),
-                                          kind: .dropTable, summary: "drop table \(old) (the rows of \(rewrite.table) before its rewrite)",
-                                          rowsTotal: state.rowsDone, in: db)
-                return .commit
-            }
-        }
-    }
-
-    /// Builds one non-unique index on the shadow (moving the same-named index off the live
-    /// table; the triggers keep it current from then on). Skipped when already built.
-    private func buildIndexOnShadow(_ index: IndexLayout, rewrite: TableRewrite) throws {
-        try store.database.writeWithoutTransaction { db in
-            try db.inTransaction {
-                let built = try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'index' AND name = ? AND tbl_name = ?",
-                                              arguments: [index.name, rewrite.shadowTable]) ?? false
-                if !built {
-                    try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
-                    var onShadow = index
-                    onShadow.table = rewrite.shadowTable
-                    try db.execute(sql: store.layout.createIndexSQL(onShadow))
-                    FaultInjection.point("rewrite.index")
-                }
-                return .commit
-            }
-        }
-    }
-
-    /// Creates the shadow table with the final indexes, moves same-named indexes off the live
-    /// table, and installs the capture triggers.
-    private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws {
-        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
-        try dropTriggers(for: rewrite.table, in: db)
-        try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
-        try db.execute(sql: rewrite.createShadowSQL)
-        // Unique indexes live on the shadow from the start: with the triggers they keep
-        // enforcing uniqueness for the live table. Other indexes are built after the copy,
-        // sorted in one pass each, which costs far less than maintaining them row by row.
-        for index in store.layout.indexes where index.table == rewrite.table && index.isUnique {
-            try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(index.name))")
-            var onShadow = index
-            onShadow.table = rewrite.shadowTable
-            try db.execute(sql: store.layout.createIndexSQL(onShadow))
-        }
-        let columns = rewrite.columns
-        let names = columns.map(quoteIdentifier).joined(separator: ", ")
-        let newValues = columns.map { "NEW.\(quoteIdentifier($0))" }.joined(separator: ", ")
-        let updates = columns.filter { !conflictKey.contains($0) }.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }
-        let conflict = "ON CONFLICT(\(conflictKey.map(quoteIdentifier).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))")
-        let upsert = "INSERT INTO \(s) (\(names)) VALUES (\(newValues)) \(conflict);"
-        let matchOld = conflictKey.map { "\(quoteIdentifier($0)) = OLD.\(quoteIdentifier($0))" }.joined(separator: " AND ")
-        let prefix = triggerPrefix(rewrite.table)
-        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END")
-        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); \(upsert) END")
-        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); END")
-    }
-
-    private func triggerPrefix(_ table: String) -> String { "_strata_rw_\(table)_" }
-
-    private func dropTriggers(for table: String, in db: Database) throws {
-        for suffix in ["ins", "upd", "del"] {
-            try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(triggerPrefix(table) + suffix))")
-        }
-    }
-
-    // MARK: - Drop and vacuum
-
-    private func runDrop(_ entry: DeferredLedger.Entry, table: String, index: Int, of total: Int, counters: Counters) async throws -> Bool {
-        var state = entry.progress
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
-            let before = state.rowsDone
-            let remaining = try dropBatch(table, size: counters.batchSize, state: &state, id: entry.task.id)
-            counters.batches += 1
-            counters.rows += state.rowsDone - before
-            adapt(counters, elapsed: ContinuousClock.now - batchStart)
-            report(entry, rowsDone: state.rowsDone, state: remaining ? .running : .done, index: index, of: total)
-            if !remaining { return true }
-            guard await pause(counters) else { return false }
-        }
-    }
-
-    /// Deletes one batch of rows (foreign keys off: the table is going away); drops the table
-    /// once empty. Returns whether rows remain.
-    private func dropBatch(_ table: String, size: Int, state: inout DeferredLedger.Progress, id: Int64) throws -> Bool {
-        let t = quoteIdentifier(table)
-        var next = state
-        let more: Bool = try store.database.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA foreign_keys = OFF")
-            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-            var more = false
-            try db.inTransaction {
-                guard try db.tableExists(table) else {
-                    try DeferredLedger.complete(id: id, in: db)
-                    return .commit
-                }
-                // A rowid range from the start of the table: leaf pages empty in order and are freed.
-                let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [size - 1])
-                if let upper {
-                    try db.execute(sql: "DELETE FROM \(t) WHERE rowid <= ?", arguments: [upper])
-                } else {
-                    try db.execute(sql: "DELETE FROM \(t)")
-                }
-                let deleted = Int64(db.changesCount)
-                next.rowsDone += deleted
-                FaultInjection.point("drop.mid-batch")
-                if deleted < size {
-                    try db.execute(sql: "DROP TABLE \(t)")
-                    try DeferredLedger.complete(id: id, in: db)
-                } else {
-                    more = true
-                    try DeferredLedger.saveProgress(next, id: id, in: db)
-                }
-                return .commit
-            }
-            return more
-        }
-        state = next
-        return more
-    }
-
-    private func runVacuum(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters) async throws -> Bool {
-        counters.batchSize = 1024   // pages
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
-            let more = try vacuumBatch(pages: counters.batchSize, id: entry.task.id)
-            adapt(counters, elapsed: ContinuousClock.now - batchStart)
-            counters.batches += 1
-            if !more {
-                report(entry, rowsDone: 0, state: .done, index: index, of: total)
-                return true
-            }
-            guard await pause(counters) else { return false }
-        }
-    }
-
-    private func vacuumBatch(pages: Int, id: Int64) throws -> Bool {
-        try store.database.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
-            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
-            if free == 0 { try DeferredLedger.complete(id: id, in: db) }
-            return free > 0
-        }
+    /// Records one batch: counters, the adapted size, progress; starts a WAL checkpoint when due.
+    func finishedBatch(_ step: TaskStep, started: ContinuousClock.Instant, rows: Int64, rowsDone: Int64, done: Bool, limit: Int = 200_000) {
+        step.counters.batches += 1
+        step.counters.rows += rows
+        step.session.unlimitedNext = false
+        adapt(step.counters, elapsed: ContinuousClock.now - started, limit: limit)
+        step.session.checkpointer?.checkpointIfDue()
+        report(step.entry, rowsDone: rowsDone, state: done ? .done : .running, index: step.index, of: step.total)
     }
 
     // MARK: - Ledger
@@ -438,19 +314,31 @@ struct DeferredFinisher {
         }
     }
 
+    // MARK: - Offline
+
     /// Runs every ledger task at once, each in one transaction (migration without deferral).
     /// `db` must be outside a transaction.
-    static func runAllOffline(in db: Database, layout: StorageLayout) throws {
+    static func runAllOffline(in db: Database, layout: StorageLayout, storePath: String) throws {
         for entry in try DeferredLedger.entries(in: db) {
             let operation = entry.payload.operation
-            let needsForeignKeysOff = operation.requiresForeignKeysOff || { if case .dropTable = operation.kind { return true } else { return false } }()
-            if needsForeignKeysOff { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-            defer { if needsForeignKeysOff { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
-            if case .incrementalVacuum = operation.kind {
+            switch operation.kind {
+            case .incrementalVacuum:
                 try db.execute(sql: "PRAGMA incremental_vacuum")
                 try DeferredLedger.complete(id: entry.task.id, in: db)
                 continue
+            case .backup(let destination):
+                let url = URL(fileURLWithPath: destination)
+                if !FileManager.default.fileExists(atPath: url.path) {
+                    _ = try OnlineBackup.copyNow(from: db, storePath: storePath, to: url)
+                }
+                try DeferredLedger.complete(id: entry.task.id, in: db)
+                continue
+            default:
+                break
             }
+            let needsForeignKeysOff = operation.requiresForeignKeysOff || { if case .dropTable = operation.kind { return true } else { return false } }()
+            if needsForeignKeysOff { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if needsForeignKeysOff { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             try db.inTransaction {
                 try operation.execute(in: db)
                 try DeferredLedger.complete(id: entry.task.id, in: db)

@@ -13,10 +13,10 @@ public struct DeferredTask: Sendable, Hashable, Codable {
         case createIndex
         /// Drop an index no longer in the model.
         case dropIndex
-        /// Drop an index whose definition (or name) changed and build it as the model defines it.
-        case rebuildIndex
         /// Reclaim free pages.
         case incrementalVacuum
+        /// Copy the store to a backup file (online, before any other task destroys data).
+        case backup
     }
 
     /// Where a task is.
@@ -36,9 +36,9 @@ public struct DeferredTask: Sendable, Hashable, Codable {
     public var summary: String
     /// Pending, running (a rewrite in progress) or done.
     public var state: State
-    /// Rows processed so far (table rewrites and drops).
+    /// Rows processed so far (table rewrites, drops, index builds); pages copied for a backup.
     public var rowsDone: Int64
-    /// Rows to process, estimated when the task was recorded.
+    /// Rows to process, estimated when the task was recorded (pages for a backup).
     public var rowsTotal: Int64
     /// When the task was recorded.
     public var createdAt: Date
@@ -62,14 +62,21 @@ public struct FinishOptions: Sendable {
     public var shouldContinue: @Sendable () -> Bool
     /// Finish at most this many tasks (nil: all).
     public var maxTasks: Int?
+    /// Checked about every millisecond **while a batch runs** (it must be cheap and must not
+    /// sleep): returning true aborts the batch — rolled back, its progress not recorded — and
+    /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
+    /// scheduler's pause: its gate closed, or clients came back.)
+    public var interruptRequested: @Sendable () -> Bool
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
-                maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true }) {
+                maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
+                interruptRequested: @escaping @Sendable () -> Bool = { false }) {
         self.batchBudget = batchBudget
         self.pauseBetweenBatches = pauseBetweenBatches
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
+        self.interruptRequested = interruptRequested
     }
 }
 

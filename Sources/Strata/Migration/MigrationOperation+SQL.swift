@@ -57,6 +57,8 @@ extension MigrationOperation {
             return ["DROP TABLE IF EXISTS \(q(table))"]
         case .incrementalVacuum:
             return ["PRAGMA incremental_vacuum"]
+        case .backup:
+            return []   // not SQL: the sqlite3 backup API (see DeferredFinisher)
         }
     }
 

@@ -59,6 +59,11 @@ public struct MigrationOperation: Sendable, Hashable, Codable {
         case dropTable(String)
         /// `PRAGMA incremental_vacuum` to give freed pages back (no-op unless auto_vacuum=INCREMENTAL).
         case incrementalVacuum
+        /// A consistent copy of the store written to `destination` with SQLite's online backup
+        /// API, a few pages at a time, before any deferred cleanup destroys data. Never part of
+        /// an inferred plan: recorded in the deferred ledger when a migration at open asks for a
+        /// backup (``MigrationOptions/backup``) and its synchronous part destroys nothing.
+        case backup(destination: String)
     }
 
     /// What the operation does.
@@ -110,6 +115,25 @@ public struct MigrationOperation: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether running the operation loses stored data: deleting rows or tables, dropping
+    /// columns (a table rewrite), overwriting values. Renames, added columns, tables and
+    /// indexes, copies into new tables and values filled into new columns lose nothing.
+    ///
+    /// A migration at open whose synchronous operations all return false can defer its backup
+    /// (``MigrationOptions/backup``): the old data stay in the store until the deferred cleanup
+    /// runs, and the backup is taken online before that.
+    public var destroysData: Bool {
+        if !discards.isEmpty { return true }
+        switch kind {
+        case .deleteRows, .setDefaultWhereNull, .rewriteTable, .rewriteJoinTable, .dropTable:
+            return true
+        case .renameTable, .renameColumn, .addColumn, .createTable, .createJoinTable, .copyRows, .populateJoinTable,
+            .populateForeignKey, .fillOrder, .renameEntityValues, .widenColumn, .createIndex, .dropIndex, .rebuildIndex,
+            .incrementalVacuum, .backup:
+            return false
+        }
+    }
+
     /// The table this operation works on, for progress reports and `stratactl plan`.
     public var table: String? {
         switch kind {
@@ -125,7 +149,7 @@ public struct MigrationOperation: Sendable, Hashable, Codable {
         case .createIndex(let i), .rebuildIndex(_, let i): return i.table
         case .rewriteTable(let r), .rewriteJoinTable(let r): return r.table
         case .dropTable(let t): return t
-        case .incrementalVacuum: return nil
+        case .incrementalVacuum, .backup: return nil
         }
     }
 }

@@ -96,48 +96,25 @@ enum SchemaReconciler {
             rewritten.insert(name)
         }
 
-        // Indexes: a stale physical index (not in the model, or defined differently) and a
-        // missing model index on the same table with the same columns are one rebuild; other
-        // stale ones are dropped, other missing ones built.
+        // Indexes: a stale physical index (not in the model, or defined differently) is
+        // dropped, a missing one built — two tasks, each run in bounded steps by the finisher
+        // (a changed or renamed index is a drop and a build, in the plan as in the ledger).
         let targetIndexes = Dictionary(uniqueKeysWithValues: layout.indexes.map { ($0.name, $0) })
         let live = { (table: String) in tables[table] != nil && targetTables[table] != nil && !rewritten.contains(table) }
-        var stale: [(name: String, table: String, columns: [String], isUnique: Bool)] = []
         for (name, physical) in indexes.sorted(by: { $0.key < $1.key }) where live(physical.table) {
             if let target = targetIndexes[name], SchemaSnapshot.normalize(layout.createIndexSQL(target)) == SchemaSnapshot.normalize(physical.sql) { continue }
-            let definition = try db.indexes(on: physical.table).first { $0.name == name }
-            stale.append((name, physical.table, definition?.columns ?? [], definition?.isUnique ?? false))
+            let summary = "drop index \(name) (no longer in the model or changed)"
+            indexDrops.append(Task(operation: MigrationOperation(.dropIndex(name: name, table: physical.table), deferrable: true, summary: summary),
+                                   kind: .dropIndex, summary: summary, rowsTotal: 0))
         }
-        var rebuilt: Set<String> = []
         for index in layout.indexes where live(index.table) {
             if let physical = indexes[index.name], SchemaSnapshot.normalize(physical.sql) == SchemaSnapshot.normalize(layout.createIndexSQL(index)) { continue }
             let columns = index.columns.map(\.name)
-            let described = "\(index.table)(\(columns.joined(separator: ", ")))"
-            let rows = try TableStatistics.estimatedRows(index.table, db)
-            // The same name defined differently, else a stale index of the same definition (renamed).
-            let old = stale.first { $0.name == index.name && !rebuilt.contains($0.name) }
-                ?? stale.first { $0.table == index.table && $0.columns == columns && $0.isUnique == index.isUnique
-                    && targetIndexes[$0.name] == nil && !rebuilt.contains($0.name) }
-            if let old, !index.isUnique {
-                rebuilt.insert(old.name)
-                let spec = IndexSpec(name: index.name, table: index.table, columns: columns, isUnique: false,
-                                     sql: layout.createIndexSQL(index, ifNotExists: true), entity: nil, keyPaths: columns)
-                let summary = old.name == index.name
-                    ? "rebuild index \(index.name) on \(described) (its definition changed)"
-                    : "rebuild index \(old.name) as \(index.name) on \(described) (renamed)"
-                indexBuilds.append(Task(operation: MigrationOperation(.rebuildIndex(oldName: old.name, spec), deferrable: true, summary: summary),
-                                        kind: .rebuildIndex, summary: summary, rowsTotal: rows))
-                continue
-            }
             let spec = IndexSpec(name: index.name, table: index.table, columns: columns, isUnique: index.isUnique,
                                  sql: layout.createIndexSQL(index), entity: nil, keyPaths: columns)
-            let summary = "build \(index.isUnique ? "unique " : "")index \(index.name) on \(described)"
+            let summary = "build \(index.isUnique ? "unique " : "")index \(index.name) on \(index.table)(\(columns.joined(separator: ", ")))"
             indexBuilds.append(Task(operation: MigrationOperation(.createIndex(spec), deferrable: !index.isUnique, summary: summary),
-                                    kind: .createIndex, summary: summary, rowsTotal: rows))
-        }
-        for index in stale where !rebuilt.contains(index.name) {
-            let summary = "drop index \(index.name) (no longer in the model or changed)"
-            indexDrops.append(Task(operation: MigrationOperation(.dropIndex(name: index.name, table: index.table), deferrable: true, summary: summary),
-                                   kind: .dropIndex, summary: summary, rowsTotal: 0))
+                                    kind: .createIndex, summary: summary, rowsTotal: try TableStatistics.estimatedRows(index.table, db)))
         }
         var all = indexDrops + drops + rewrites + indexBuilds
         if !drops.isEmpty || !rewrites.isEmpty {
@@ -166,7 +143,6 @@ enum SchemaReconciler {
         case (.rewriteTable(let x), .rewriteTable(let y)), (.rewriteJoinTable(let x), .rewriteJoinTable(let y)): return x.table == y.table
         case (.dropIndex(let x, _), .dropIndex(let y, _)): return x == y
         case (.createIndex(let x), .createIndex(let y)): return x.name == y.name
-        case (.rebuildIndex(let xOld, let x), .rebuildIndex(let yOld, let y)): return xOld == yOld && x.name == y.name
         case (.incrementalVacuum, .incrementalVacuum): return true
         default: return false
         }

@@ -9,6 +9,13 @@ public struct StagedMigrationOptions: Sendable {
     public var deferCleanup: Bool
     /// Write a copy of the store here (`VACUUM INTO`) before the first hop; must not exist.
     public var backupURL: URL?
+    /// A backup that waits for the cleanup when it can (the daemon's `backup: true`): when
+    /// nothing is destroyed before the cleanup runs — every hop lightweight, cleanup deferred,
+    /// no hop's synchronous part destroys data (``MigrationOperation/destroysData``) — it is
+    /// recorded in the first hop's transaction as the first deferred task and taken online
+    /// (``MigrationOptions/backup``); otherwise it is copied before the first hop, like
+    /// ``backupURL``. Must not exist. Ignored when ``backupURL`` is set.
+    public var onlineBackupURL: URL?
     /// How long to wait for another connection's lock.
     public var busyTimeout: TimeInterval
     /// Stop after this version (by name) instead of the chain's end.
@@ -22,8 +29,9 @@ public struct StagedMigrationOptions: Sendable {
     /// Options; by default the cleanup is deferred and no backup is written.
     public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,
                 stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration"),
-                allowsDroppingAllEntities: Bool = false) {
+                allowsDroppingAllEntities: Bool = false, onlineBackupURL: URL? = nil) {
         self.allowsDroppingAllEntities = allowsDroppingAllEntities
+        self.onlineBackupURL = onlineBackupURL
         self.deferCleanup = deferCleanup
         self.backupURL = backupURL
         self.busyTimeout = busyTimeout

@@ -42,14 +42,37 @@ enum StoreMigrator {
                 try queue.read { db in try plan.checkRequirements(in: db) }
                 lap("requirements")
             }
+            let backup = try backupPlan(plan, options: options, path: path)
             try queue.writeWithoutTransaction { db in
                 _ = try? db.checkpoint(.passive)
                 lap("checkpoint")
-                try apply(plan, from: metadata, to: model, deferCleanup: options.deferCleanup, in: db)
+                if case .now(let destination) = backup {
+                    let bytes = try OnlineBackup.copyNow(from: db, storePath: path, to: destination)
+                    lap("backup")
+                    storeOptions.logger.notice("backed up the store before migrating", metadata: [
+                        "strata.store": "\(path)", "strata.backup": "\(destination.path)", "strata.bytes": "\(bytes)",
+                    ])
+                }
+                try apply(plan, from: metadata, to: model, deferCleanup: options.deferCleanup, in: db, beforeCommit: { db in
+                    switch backup {
+                    case .now(let destination):
+                        try MetadataSchema.appendHistory(.init(
+                            at: Date(), kind: "backup", fromVersion: metadata.modelVersion, fromChecksum: metadata.modelChecksum,
+                            toVersion: model.version, toChecksum: model.checksum,
+                            detail: "copied to \(destination.path) before migrating (\(options.deferCleanup ? "the synchronous part destroys data" : "cleanup is not deferred"))"), in: db)
+                    case .deferred(let destination):
+                        let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(DeferredLedger.table) WHERE kind = 'backup'") ?? 0
+                        if pending == 0 {
+                            try DeferredLedger.appendBackup(to: destination, reason: "the migration from '\(metadata.modelVersion)' to '\(model.version)' destroys nothing until then", in: db)
+                        }
+                    case .none:
+                        break
+                    }
+                })
                 lap("synchronous")
             }
             if !options.deferCleanup {
-                try queue.writeWithoutTransaction { db in try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: model)) }
+                try queue.writeWithoutTransaction { db in try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: model), storePath: path) }
                 lap("cleanup")
             }
             storeOptions.logger.notice("migrated store", metadata: [
@@ -64,6 +87,24 @@ enum StoreMigrator {
         } catch {
             throw StoreError.from(error, path: path, while: "migrating from '\(metadata.modelVersion)' to '\(model.version)' (nothing was changed)")
         }
+    }
+
+    /// When a migration at open backs the store up (``MigrationOptions/backup``).
+    enum BackupPlan {
+        case none
+        /// Before the migration: its synchronous part destroys data, or cleanup is not deferred.
+        case now(URL)
+        /// As the first task of the deferred ledger: nothing is destroyed until the cleanup runs.
+        case deferred(URL)
+    }
+
+    static func backupPlan(_ plan: MigrationPlan, options: MigrationOptions, path: String) throws(StoreError) -> BackupPlan {
+        guard let destination = options.backup else { return .none }
+        if FileManager.default.fileExists(atPath: destination.path) {
+            throw StoreError(.migrationRefused, path: path, "the backup destination \(destination.path) already exists; move it away or choose another path (nothing was changed)")
+        }
+        let destroys = !options.deferCleanup || plan.synchronous.contains(where: \.destroysData)
+        return destroys ? .now(destination) : .deferred(destination)
     }
 
     /// Runs the synchronous part of `plan` and rewrites the ledger, in one transaction on `db`.
@@ -108,14 +149,18 @@ enum StoreMigrator {
         }
     }
 
-    /// An online rewrite that was running keeps a shadow table and triggers; a new migration
-    /// abandons them (the rewrite restarts from the new ledger).
+    /// An online rewrite, index build or index drop that was running keeps a shadow or side
+    /// table and capture triggers; a new migration abandons them (the work restarts from the
+    /// new ledger). The triggers go; the tables are renamed aside (`_strata_dropped_…`) — O(1),
+    /// where dropping a half-copied table would take time proportional to its size — and the
+    /// recomputed ledger drops them in batches, like any table no longer in the model.
     static func abandonRunningRewrites(in db: Database) throws {
         for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '\\_strata\\_rw\\_%' ESCAPE '\\'") {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(name))")
         }
         for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_strata\\_rewrite\\_%' ESCAPE '\\'") {
-            try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(name))")
+            let aside = try freeTableName("_strata_dropped_\(name.dropFirst("_strata_".count))", db)
+            try db.execute(sql: "ALTER TABLE \(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(aside))")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// An open Strata store: an SQLite file in WAL mode laid out for one model version.
 ///
@@ -31,6 +32,10 @@ public final class PersistentStore: Sendable {
     /// migration API, which keep the metadata, the ledger and the optimistic-locking versions
     /// right; the package's own tools (stratactl, strata-bench) and tests read it directly.
     package let database: DatabasePool
+    /// What the deferred finisher keeps open between two runs on this store (a paused online
+    /// backup, the sort buffers of paused index builds), by key; released when the store
+    /// closes. Migration/ owns and types them (`PersistentStore+FinisherResources.swift`).
+    let finisherResources = Mutex<[String: any FinisherResource]>([:])
 
     var path: String { url.path }
     var logger: Logger {
@@ -140,6 +145,11 @@ public final class PersistentStore: Sendable {
 
     /// Closes every connection. The store must not be used afterwards.
     public func close() throws(StoreError) {
+        // A paused online backup reads through the writer connection: abandon it first (the
+        // ledger keeps the task; the next run starts the copy over); index sort buffers close.
+        for resource in finisherResources.withLock({ resources in defer { resources = [:] }; return Array(resources.values) }) {
+            resource.release(on: database)
+        }
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }
@@ -149,4 +159,11 @@ enum StoreConnection {
     static func prepare(_ db: Database) {
         SQLFunctions.register(in: db)
     }
+}
+
+/// Something the deferred finisher keeps open between two runs on a store (a paused online
+/// backup, an index build's sort buffer): released when the store closes.
+protocol FinisherResource: Sendable {
+    /// Releases the resource (before the store's connections close).
+    func release(on database: DatabasePool)
 }

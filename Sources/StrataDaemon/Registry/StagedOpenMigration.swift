@@ -18,6 +18,8 @@ struct StagedOpenMigration {
     let directory: ModelDirectory
     let target: ObjectModel
     let logger: Logger
+    /// Where to copy the store before the first hop (`backup: true`; nil: no copy).
+    var backup: URL? = nil
     var notifier = SystemdNotifier()
 
     /// How much more start-up time each hop asks systemd for (the registry's extender keeps
@@ -61,8 +63,11 @@ struct StagedOpenMigration {
             "strata.from": "\(metadata.modelVersion)", "strata.to": "\(target.version)", "strata.path": "\(path)",
             "strata.hops": "\(path.hops.count)", "strata.stages_file": "\(configuration.stagesFile ?? "none")",
         ])
+        // `backup: true`: before the first hop when a hop destroys data (a custom stage may
+        // destroy anything), otherwise online as the first deferred task.
         let options = StagedMigrationOptions(deferCleanup: configuration.deferCleanup, busyTimeout: configuration.busyTimeout.seconds,
-                                             logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities)
+                                             logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities,
+                                             onlineBackupURL: backup)
         var committed = metadata.modelVersion
         var committedHops = 0
         func announce(hop number: Int, rows: Int64?) {

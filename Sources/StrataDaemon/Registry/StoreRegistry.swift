@@ -164,18 +164,24 @@ public actor StoreRegistry {
             if let refusal = versionRefusal(metadata, configuration: configuration, directory: directory) {
                 return .failure(StoreOpenFailure(reason: refusal))
             }
-            if configuration.backupBeforeMigration, metadata.modelChecksum != model.checksum {
-                backUp(url, logger: logger)
-            }
             // Through the version graph, hop by hop, with the store's custom stages (StagedOpenMigration.swift).
+            // The backup: before the first hop when a hop destroys data (custom stages may destroy
+            // anything), otherwise online as the first deferred task.
             if StagedOpenMigration.applies(to: metadata, directory: directory, target: model),
-               let failure = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger).run(at: url, from: metadata) {
+               let failure = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger,
+                                                 backup: configuration.backupBeforeMigration ? Self.backupURL(for: url) : nil).run(at: url, from: metadata) {
                 return .failure(failure)
             }
         }
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
         migration.knownVersions = directory.versions
         migration.allowsDroppingAllEntities = configuration.allowsDroppingAllEntities
+        if configuration.backupBeforeMigration {
+            // Used only when the open migrates: before the migration when its synchronous part
+            // destroys data (or cleanup is not deferred), otherwise online as the first deferred
+            // task, before any cleanup destroys anything (MigrationOptions.backup).
+            migration.backup = Self.backupURL(for: url)
+        }
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
                                    migration: migration, logger: logger)
         do {
@@ -207,19 +213,15 @@ public actor StoreRegistry {
         return "wrongModelDirectory: store '\(configuration.name)' (\(configuration.path)) was written with model version '\(metadata.modelVersion)' (checksum \(metadata.modelChecksum)), which is not a version of the configured model directory \(configuration.modelDirectory) (\(versions)); the store was left untouched. Point the store's `model:` at the directory of its model, or add its version to that directory"
     }
 
-    /// Copies the store file (and its WAL) aside before a migration at open.
-    private static func backUp(_ url: URL, logger: Logger) {
+    /// `PATH.pre-migration-TIME` (a free name).
+    static func backupURL(for url: URL) -> URL {
         let stamp = Int(Date().timeIntervalSince1970)
-        for suffix in ["", "-wal"] {
-            let source = url.path + suffix
-            guard FileManager.default.fileExists(atPath: source) else { continue }
-            let destination = "\(url.path).pre-migration-\(stamp)\(suffix.isEmpty ? "" : suffix)"
-            do {
-                try FileManager.default.copyItem(atPath: source, toPath: destination)
-                logger.notice("backed up the store before migrating", metadata: ["strata.backup": "\(destination)"])
-            } catch {
-                logger.warning("could not back up the store before migrating", metadata: ["strata.error": "\(error)"])
-            }
+        var candidate = URL(fileURLWithPath: "\(url.path).pre-migration-\(stamp)")
+        var n = 1
+        while FileManager.default.fileExists(atPath: candidate.path) || FileManager.default.fileExists(atPath: candidate.path + ".partial") {
+            n += 1
+            candidate = URL(fileURLWithPath: "\(url.path).pre-migration-\(stamp)-\(n)")
         }
+        return candidate
     }
 }

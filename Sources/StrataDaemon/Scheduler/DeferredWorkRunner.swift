@@ -79,7 +79,7 @@ public final class DeferredWorkRunner: Sendable {
         let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt,
                               yieldRequested: yieldRequested, now: { clock.now })
         let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
-                                    shouldContinue: runGate.shouldContinue)
+                                    shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
         let started = ContinuousClock.now

@@ -53,14 +53,26 @@ final class RunGate: Sendable {
     /// The `shouldContinue` of `FinishOptions`.
     func shouldContinue() -> Bool {
         if let yieldRequested, yieldRequested() { return stop(.gate) }
+        guard mayGoOn() else { return false }
+        if let deadline, now() >= deadline { return stop(.turnOver) }
+        return true
+    }
+
+    /// The gate and the daemon's own load; records why not.
+    private func mayGoOn() -> Bool {
         guard forced ? gate.allowsForcedWork : gate.allowsIdleWork else { return stop(.gate) }
         if let interrupt, let interruption = interrupt() {
             if !forced { gate.set(open: false) }
             return stop(.load(interruption))
         }
-        if let deadline, now() >= deadline { return stop(.turnOver) }
         return true
     }
+
+    /// The `interruptRequested` of `FinishOptions`: checked about every millisecond while a
+    /// batch runs (cheap, never sleeps); true when the gate closed or the daemon's load came
+    /// back, which aborts the batch in flight (the library rolls it back). The end of a turn
+    /// and a request taking over wait for the batch to end.
+    func interruptRequested() -> Bool { !mayGoOn() }
 
     private func stop(_ reason: StopReason) -> Bool {
         stopped.withLock { stopped in

@@ -182,7 +182,7 @@ extension StrataAdmin {
     public struct DeferredTaskInfo: Codable, Sendable, Hashable {
         /// The task's id in the ledger.
         public var id: Int64
-        /// The task's kind: `rewriteTable`, `dropTable`, `createIndex`, `dropIndex`, `rebuildIndex`, `incrementalVacuum`.
+        /// The task's kind: `backup`, `rewriteTable`, `dropTable`, `createIndex`, `dropIndex`, `incrementalVacuum`.
         public var kind: String
         /// The table the task works on, if it has one.
         public var table: String?

@@ -1,0 +1,224 @@
+import Foundation
+import GRDB
+
+extension DeferredFinisher {
+    // MARK: - Table drop
+
+    /// Drops a table in bounded steps:
+    ///
+    /// 1. its indexes are retired (``IndexRelocation/retire(_:in:)``): each becomes a
+    ///    `WITHOUT ROWID` table of its own, deleted later in key order (a drop task each) —
+    ///    deleting the rows of an indexed table in rowid order would rewrite index pages all
+    ///    over the index in every batch. Rows with a NULL key go first, found in one pass in
+    ///    rowid order (skipped when no index has a NULL key);
+    /// 2. its rows are deleted in rowid order (or primary-key order), a batch at a time;
+    /// 3. the empty table is dropped — an O(1) statement by then.
+    func runDrop(_ step: TaskStep, table: String) async throws -> Bool {
+        var state = step.entry.progress
+        if !state.started {
+            let plan = try retirementPlan(table)
+            if !plan.nullPredicates.isEmpty {
+                guard try await deleteRowsWithNullKeys(step, table: table, predicate: plan.nullPredicates.joined(separator: " OR "), state: &state) else { return false }
+            }
+            guard await mayContinue() else { return false }
+            state = try retireIndexes(step, table: table, plan: plan, state: state)
+            step.counters.batchSize = Counters.initialBatchSize
+        }
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            let before = state.rowsDone
+            let remaining: Bool
+            do {
+                remaining = try dropBatch(table, size: step.counters.batchSize, state: &state, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
+            }
+            finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: !remaining)
+            if !remaining { return true }
+            guard await pause() else { return false }
+        }
+    }
+
+    /// The table's indexes: those to retire, those dropped in one step, and the NULL-key
+    /// predicates of the retirable ones that have NULL keys (read on a reader connection: no lock).
+    struct RetirementPlan {
+        var retirable: [IndexRelocation.Retirement] = []
+        var oneStep: [String] = []
+        var nullPredicates: [String] = []
+    }
+
+    private func retirementPlan(_ table: String) throws -> RetirementPlan {
+        try store.database.read { db in
+            var plan = RetirementPlan()
+            guard try db.tableExists(table) else { return plan }
+            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name", arguments: [table]) {
+                guard let retirement = try IndexRelocation.retirement(of: name, in: db) else {
+                    plan.oneStep.append(name)
+                    continue
+                }
+                plan.retirable.append(retirement)
+                let hasNulls = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(table)) INDEXED BY \(quoteIdentifier(name)) WHERE \(retirement.nullPredicate))") ?? false
+                if hasNulls { plan.nullPredicates.append(retirement.nullPredicate) }
+            }
+            return plan
+        }
+    }
+
+    /// Deletes the rows with a NULL index key, scanning the table in rowid order a batch at a
+    /// time (progress in `lastKey`); returns false when stopped before the end.
+    private func deleteRowsWithNullKeys(_ step: TaskStep, table: String, predicate: String, state: inout DeferredLedger.Progress) async throws -> Bool {
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            let before = state.rowsDone
+            let done: Bool
+            do {
+                done = try nullKeyBatch(table, predicate: predicate, size: step.counters.batchSize, state: &state, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
+            }
+            finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
+            if done { return true }
+            guard await pause() else { return false }
+        }
+    }
+
+    private func nullKeyBatch(_ table: String, predicate: String, size: Int, state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
+        let t = quoteIdentifier(table)
+        var next = state
+        let done: Bool = try writer { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            return try inBatchTransaction(step.session, db, interruptible: true) {
+                let last = next.lastKey ?? Int64.min
+                let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1])
+                try db.execute(sql: "DELETE FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?") AND (\(predicate))",
+                               arguments: upper == nil ? [last] : [last, upper])
+                next.rowsDone += Int64(db.changesCount)
+                next.lastKey = upper ?? Int64.max
+                FaultInjection.point("drop.mid-batch")
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+                return upper == nil
+            }
+        }
+        state = next
+        return done
+    }
+
+    /// Retires every retirable index (one short transaction of O(1) schema edits, a drop task
+    /// per retired index) and drops the others in one step each.
+    private func retireIndexes(_ step: TaskStep, table: String, plan: RetirementPlan, state: DeferredLedger.Progress) throws -> DeferredLedger.Progress {
+        var next = state
+        try batch(step.session) { db in
+            var retired: [(String, String)] = []
+            for retirement in plan.retirable where try IndexRelocation.indexTable(retirement.index, in: db) == table {
+                retired.append((retirement.index, try IndexRelocation.retire(retirement, in: db)))
+            }
+            if !retired.isEmpty { try IndexRelocation.commitSchemaChange(in: db) }
+            for name in plan.oneStep {
+                // An index on expressions cannot be retired: freed in one statement (never made by Strata).
+                try db.execute(sql: "DROP INDEX IF EXISTS \(quoteIdentifier(name))")
+            }
+            FaultInjection.point("drop.retire")
+            for (index, holder) in retired {
+                let summary = "drop table \(holder) (index \(index) of \(table), retired to be freed in key order)"
+                try DeferredLedger.append(MigrationOperation(.dropTable(holder), deferrable: true, summary: summary),
+                                          kind: .dropTable, summary: summary, rowsTotal: step.entry.payload.rowsTotal, in: db)
+            }
+            next.started = true
+            next.lastKey = nil
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
+        }
+        step.counters.batches += 1
+        return next
+    }
+
+    /// Deletes one batch of rows (foreign keys off: the table is going away); drops the table
+    /// once empty. Returns whether rows remain. A `WITHOUT ROWID` table (a retired index) is
+    /// deleted in primary-key order.
+    private func dropBatch(_ table: String, size: Int, state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
+        let t = quoteIdentifier(table)
+        var next = state
+        let more: Bool = try writer { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            return try inBatchTransaction(step.session, db, interruptible: true) {
+                guard try db.tableExists(table) else {
+                    try DeferredLedger.complete(id: step.id, in: db)
+                    return false
+                }
+                let withoutRowid = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
+                if withoutRowid {
+                    let key = try db.primaryKey(table).columns.map(quoteIdentifier).joined(separator: ", ")
+                    try db.execute(sql: "DELETE FROM \(t) WHERE (\(key)) IN (SELECT \(key) FROM \(t) LIMIT ?)", arguments: [size])
+                } else if let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [size - 1]) {
+                    // A rowid range from the start of the table: leaf pages empty in order and are freed.
+                    try db.execute(sql: "DELETE FROM \(t) WHERE rowid <= ?", arguments: [upper])
+                } else {
+                    try db.execute(sql: "DELETE FROM \(t)")
+                }
+                let deleted = Int64(db.changesCount)
+                next.rowsDone += deleted
+                FaultInjection.point("drop.mid-batch")
+                if deleted < size {
+                    try db.execute(sql: "DROP TABLE \(t)")
+                    try DeferredLedger.complete(id: step.id, in: db)
+                    return false
+                }
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+                return true
+            }
+        }
+        state = next
+        return more
+    }
+
+    // MARK: - Incremental vacuum
+
+    /// Frees pages in batches (each `PRAGMA incremental_vacuum(N)` moves up to N pages from the
+    /// end of the file into free slots and truncates it).
+    func runVacuum(_ step: TaskStep) async throws -> Bool {
+        step.counters.batchSize = 128   // pages
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            let more: Bool
+            do {
+                more = try vacuumBatch(pages: step.counters.batchSize, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return false }
+                continue
+            }
+            finishedBatch(step, started: batchStart, rows: 0, rowsDone: 0, done: !more, limit: 65_536)
+            if !more { return true }
+            FaultInjection.point("vacuum.between-batches")
+            guard await pause() else { return false }
+        }
+    }
+
+    /// Frees up to `pages` pages; returns whether free pages remain.
+    private func vacuumBatch(pages: Int, step: TaskStep) throws -> Bool {
+        let synchronous = step.session.synchronous, id = step.id
+        let interrupter = step.session.interrupter
+        let more = try writer { db in
+            if synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            defer { if synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
+            // One statement in its own transaction: an interruption rolls it back.
+            if let interrupter {
+                try interrupter.guarding(db, limit: step.session.unlimitedNext ? nil : options.batchBudget * 1.5) { _ in try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))") }
+            } else {
+                try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
+            }
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            if free == 0 { try DeferredLedger.complete(id: id, in: db) }
+            return free > 0
+        }
+        return more
+    }
+}

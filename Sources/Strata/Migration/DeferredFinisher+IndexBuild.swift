@@ -1,0 +1,472 @@
+import Foundation
+import GRDB
+import StrataUnits
+
+extension DeferredFinisher {
+    // MARK: - Standalone index build
+
+    /// Builds an index added by a model change (its table is not rewritten): see
+    /// ``buildIndex(_:on:as:state:step:adopted:)``.
+    func runIndexBuild(_ step: TaskStep, _ spec: IndexSpec) async throws -> Bool {
+        guard let index = store.layout.indexes.first(where: { $0.name == spec.name && $0.table == spec.table }), try tableExists(spec.table),
+              try indexTable(spec.name) == nil else {
+            try batch(step.session) { db in try DeferredLedger.complete(id: step.id, in: db) }
+            report(step.entry, rowsDone: 0, state: .done, index: step.index, of: step.total)
+            return true
+        }
+        var state = step.entry.progress
+        let built = try await buildIndex(index, on: spec.table, as: spec.name, state: &state, step: step) { _, db in
+            try DeferredLedger.complete(id: step.id, in: db)
+        }
+        if built {
+            report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
+        }
+        return built
+    }
+
+    /// Whether `query` returns a row (on a reader connection: no lock).
+    private func exists(_ query: String) throws -> Bool {
+        try store.database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (\(query))") ?? true }
+    }
+
+    private func tableExists(_ table: String) throws -> Bool { try store.database.read { db in try db.tableExists(table) } }
+    private func indexTable(_ name: String) throws -> String? { try store.database.read { db in try IndexRelocation.indexTable(name, in: db) } }
+
+    // MARK: - Building an index in bounded steps
+
+    /// Builds `index` (a layout index) on `table` — the live table, or a rewrite's shadow —
+    /// under the name `name`, in bounded steps, while writers keep writing (from any process).
+    ///
+    /// **Sorted build.** Triggers on the table record every changed rowid (`changes`), the
+    /// rowids whose key is NULL (`nulls`), and keep a `WITHOUT ROWID` container table (the key
+    /// columns, then the rowid: exactly an index's entries) current for changed rows. The
+    /// table's entries are collected, a batch at a time, into an ``IndexSortBuffer`` (reads
+    /// only: no lock held), sorted there in one statement that holds no lock on the store, and
+    /// appended to the container in key order, a batch at a time (rows changed meanwhile are
+    /// the triggers'); a last short transaction turns the container into the index
+    /// (``IndexRelocation``). With a `source` — an index of the live table with the same key
+    /// columns, for a rewrite's shadow, which keeps the live table's rowids and values — the
+    /// entries are read from it, already in order, instead of being collected and sorted.
+    ///
+    /// **Fallback.** A primary key cannot hold NULL, so when a key is NULL the index is built
+    /// on a side table instead, maintained row by row while the side table is filled in rowid
+    /// order — bounded too, but each batch rewrites index pages all over the index.
+    ///
+    /// `adopted` runs in the transaction that gives the index its place. Returns false when
+    /// stopped before the end (the state is in the task's progress).
+    func buildIndex(_ index: IndexLayout, on table: String, as name: String, source: (table: String, index: String)? = nil,
+                    state: inout DeferredLedger.Progress, step: TaskStep,
+                    adopted: @escaping (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool {
+        if state.build?.index != index.name || state.build?.table != table {
+            state = try beginSortedBuild(index, on: table, as: name, source: source, state: state, step: step)
+        }
+        if state.build?.phase == .sorted, state.build?.sourceIndex != nil {
+            guard let finished = try await runStreamedBuild(index, state: &state, step: step, adopted: adopted) else { return false }
+            if finished { return true }
+            state = try switchToFallback(index, state: state, step: step)
+        } else if state.build?.phase == .sorted {
+            guard let finished = try await runSortedBuild(index, state: &state, step: step, adopted: adopted) else { return false }
+            if finished { return true }
+            // A NULL key: on to the fallback.
+            state = try switchToFallback(index, state: state, step: step)
+        }
+        return try await runFallbackBuild(index, state: &state, step: step, adopted: adopted)
+    }
+
+    /// The key columns of `index` with the declared types of `table`.
+    private func sortKeys(_ index: IndexLayout, table: String, in db: Database) throws -> [IndexSortBuffer.Key] {
+        let types = try declaredTypes(table, in: db)
+        return index.columns.map { IndexSortBuffer.Key(column: $0.name, type: types[$0.name] ?? "", descending: !$0.ascending) }
+    }
+
+    private func nullPredicate(_ index: IndexLayout, prefix: String) -> String {
+        index.columns.map { "\(prefix)\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ")
+    }
+
+    // MARK: Sorted build
+
+    private func beginSortedBuild(_ index: IndexLayout, on table: String, as name: String, source: (table: String, index: String)?,
+                                  state: DeferredLedger.Progress, step: TaskStep) throws -> DeferredLedger.Progress {
+        var next = state
+        try batch(step.session) { db in
+            let container = try IndexRelocation.freeName("_strata_sorted_\(index.name)", in: db)
+            let changes = try IndexRelocation.freeName("_strata_changes_\(index.name)", in: db)
+            let nulls = try IndexRelocation.freeName("_strata_nulls_\(index.name)", in: db)
+            let keys = try sortKeys(index, table: table, in: db)
+            var definitions: [String] = []
+            var primaryKey: [String] = []
+            for (i, key) in keys.enumerated() {
+                definitions.append("\"k\(i)\" \(key.type)")
+                primaryKey.append("\"k\(i)\"\(key.descending ? " DESC" : "")")
+            }
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(container)) (\(definitions.joined(separator: ", ")), \"rowid_\" INTEGER, PRIMARY KEY (\(primaryKey.joined(separator: ", ")), \"rowid_\")) WITHOUT ROWID")
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(changes)) (\"rid\" INTEGER PRIMARY KEY)")
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(nulls)) (\"rid\" INTEGER PRIMARY KEY)")
+            for sql in sortedBuildTriggers(index, table: table, container: container, changes: changes, nulls: nulls, alias: try rowidAlias(table, in: db)) {
+                try db.execute(sql: sql)
+            }
+            next.build = DeferredLedger.IndexBuildProgress(index: index.name, name: name, table: table, phase: .sorted,
+                                                          container: container, changes: changes, nulls: nulls,
+                                                          sourceTable: source?.table, sourceIndex: source?.index)
+            FaultInjection.point("index.start")
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
+        }
+        return next
+    }
+
+    /// Triggers that record changed rowids and NULL keys and keep the container current.
+    private func sortedBuildTriggers(_ index: IndexLayout, table: String, container: String, changes: String, nulls: String, alias: String?) -> [String] {
+        let t = quoteIdentifier(table), w = quoteIdentifier(container), l = quoteIdentifier(changes), n = quoteIdentifier(nulls)
+        let keyNames = (index.columns.indices.map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
+        func insert(_ row: String) -> String {
+            let values = (index.columns.map { "\(row).\(quoteIdentifier($0.name))" } + ["\(row).rowid"]).joined(separator: ", ")
+            return """
+                INSERT INTO \(l) ("rid") VALUES (\(row).rowid) ON CONFLICT DO NOTHING;
+                INSERT INTO \(n) ("rid") SELECT \(row).rowid WHERE \(nullPredicate(index, prefix: "\(row).")) ON CONFLICT DO NOTHING;
+                INSERT INTO \(w) (\(keyNames)) SELECT \(values) WHERE NOT (\(nullPredicate(index, prefix: "\(row)."))) ON CONFLICT DO NOTHING;
+                """
+        }
+        func delete(_ row: String) -> String {
+            let match = (index.columns.enumerated().map { "\"k\($0.offset)\" = \(row).\(quoteIdentifier($0.element.name))" } + ["\"rowid_\" = \(row).rowid"]).joined(separator: " AND ")
+            return """
+                INSERT INTO \(l) ("rid") VALUES (\(row).rowid) ON CONFLICT DO NOTHING;
+                DELETE FROM \(n) WHERE "rid" = \(row).rowid;
+                DELETE FROM \(w) WHERE \(match);
+                """
+        }
+        let prefix = "_strata_rw_\(container)_"
+        let watched = (index.columns.map(\.name) + (alias.map { [$0] } ?? [])).map(quoteIdentifier).joined(separator: ", ")
+        return [
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(insert("NEW")) END",
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE OF \(watched) ON \(t) BEGIN \(delete("OLD")) \(insert("NEW")) END",
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN \(delete("OLD")) END",
+        ]
+    }
+
+    /// Collects, sorts, appends, adopts. Returns nil when stopped, false when a NULL key sends
+    /// the build to the fallback, true when the index is in place.
+    private func runSortedBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
+                                adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool? {
+        guard var build = state.build else { return nil }
+        let buffer = try sortBuffer(for: build, index: index, state: &state)
+        build = state.build!
+        let clock = ContinuousClock()
+        var mark = clock.now
+        var phases: [String] = []
+        func lap(_ name: String) {
+            phases.append("\(name)=\(Self.milliseconds(clock.now - mark))")
+            mark = clock.now
+            store.logger.info("index build phase done", metadata: ["strata.index": "\(index.name)", "strata.phase": "\(name)"])
+        }
+        // 1. Collect the table's entries (the buffer reads the store: no lock), a batch at a time.
+        if !buffer.isSorted {
+            while build.collected != Int64.max {
+                guard await mayContinue() else { return park(buffer, build) }
+                let batchStart = ContinuousClock.now
+                let before = build.collected
+                let (upper, sawNull) = try buffer.collect(from: build.table, after: before, size: step.counters.batchSize)
+                if sawNull {
+                    store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
+                    buffer.close()
+                    return false
+                }
+                build.collected = upper ?? Int64.max
+                state.build = build
+                try saveBuild(state, step: step)
+                finishedBatch(step, started: batchStart, rows: 0, rowsDone: state.rowsDone, done: false)
+                FaultInjection.point("index.collect")
+                if upper == nil { break }
+                guard await pause() else { return park(buffer, build) }
+            }
+            lap("collect")
+            // 2. Sort, holding no lock on the store; a stop interrupts it (it starts over).
+            guard await mayContinue() else { return park(buffer, build) }
+            guard try buffer.sort(shouldContinue: options.shouldContinue, interruptRequested: options.interruptRequested) else { return park(buffer, build) }
+            lap("sort")
+        }
+        // 3. Append in key order, a batch at a time (the writer attaches the buffer meanwhile).
+        // Appending costs more per entry than collecting: the batch size adapts afresh.
+        step.counters.batchSize = Counters.initialBatchSize
+        let total = try buffer.sortedCount()
+        try attach(buffer)
+        defer { detach() }
+        while (build.appended ?? 0) < total {
+            guard await mayContinue() else { return park(buffer, build) }
+            let batchStart = ContinuousClock.now
+            let after = build.appended ?? 0
+            let upper = min(total, after + Int64(step.counters.batchSize))
+            var candidate = build
+            candidate.appended = upper
+            var next = state
+            next.build = candidate
+            next.rowsDone += upper - after
+            do {
+                try appendBatch(buffer, build: candidate, after: after, upTo: upper, state: next, step: step)
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return park(buffer, build) }
+                continue
+            }
+            build = candidate
+            state = next
+            finishedBatch(step, started: batchStart, rows: upper - after, rowsDone: state.rowsDone, done: false)
+            FaultInjection.point("index.export")
+            guard await pause() else { return park(buffer, build) }
+        }
+        lap("append")
+        // 4. The container becomes the index, unless a NULL key appeared.
+        guard await mayContinue() else { return park(buffer, build) }
+        let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
+        buffer.close()
+        store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
+        if placed {
+            store.logger.info("built index \(index.name) in key order", metadata: [
+                "strata.table": "\(build.table)", "strata.phases_ms": "\(phases.joined(separator: ","))", "strata.entries": "\(build.appended ?? 0)",
+            ])
+        }
+        return placed
+    }
+
+    /// A sorted build whose entries are read, already in key order, from an index of the live
+    /// table with the same key columns (a rewrite's shadow keeps the live table's rowids and
+    /// values): no collecting, no sorting. Returns like ``runSortedBuild``.
+    private func runStreamedBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
+                                  adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool? {
+        guard var build = state.build, let sourceTable = build.sourceTable, let sourceIndex = build.sourceIndex else { return nil }
+        let started = ContinuousClock.now
+        let t = quoteIdentifier(sourceTable), source = quoteIdentifier(sourceIndex)
+        let columns = index.columns.map { quoteIdentifier($0.name) }
+        let tuple = "(\((columns + ["rowid"]).joined(separator: ", ")))"
+        let order = (columns + ["rowid"]).joined(separator: ", ")
+        if build.sourceCursor == nil {
+            let nulls = index.columns.map { "\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ")
+            if try exists("SELECT 1 FROM \(t) INDEXED BY \(source) WHERE \(nulls)") { return false }
+        }
+        step.counters.batchSize = Counters.initialBatchSize
+        while true {
+            guard await mayContinue() else { return nil }
+            let batchStart = ContinuousClock.now
+            let size = step.counters.batchSize
+            var next = state
+            var candidate = build
+            let done: Bool, count: Int64
+            do {
+                (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
+                let cursor = build.sourceCursor?.map(\.databaseValue)
+                let lower = cursor == nil ? "" : "\(tuple) > (\(Array(repeating: "?", count: cursor!.count).joined(separator: ", "))) AND "
+                let lowerArguments = StatementArguments(cursor ?? [])
+                let upper = try Row.fetchOne(db, sql: "SELECT \(order) FROM \(t) INDEXED BY \(source) WHERE \(lower)1 ORDER BY \(order) LIMIT 1 OFFSET ?",
+                                             arguments: lowerArguments + [size - 1])
+                let upperValues = upper.map { row in (0..<row.count).map { row[$0] as DatabaseValue } }
+                let names = (index.columns.indices.map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
+                let bound = upperValues == nil ? "" : "\(tuple) <= (\(Array(repeating: "?", count: upperValues!.count).joined(separator: ", "))) AND "
+                try db.execute(sql: """
+                    INSERT INTO \(quoteIdentifier(build.container)) (\(names)) SELECT \(order) FROM \(t) INDEXED BY \(source)
+                    WHERE \(lower)\(bound)rowid NOT IN (SELECT "rid" FROM \(quoteIdentifier(build.changes))) ORDER BY \(order) ON CONFLICT DO NOTHING
+                    """, arguments: lowerArguments + StatementArguments(upperValues ?? []))
+                let inserted = Int64(db.changesCount)
+                candidate.sourceCursor = upperValues?.map(DeferredLedger.StoredValue.init)
+                next.build = candidate
+                next.rowsDone += inserted
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+                return (upperValues == nil, inserted)
+                }
+            } catch is BatchInterrupter.Overrun {
+                overran(step)
+                guard await pause() else { return nil }
+                continue
+            }
+            build = candidate
+            state = next
+            finishedBatch(step, started: batchStart, rows: count, rowsDone: state.rowsDone, done: false)
+            FaultInjection.point("index.export")
+            if done { break }
+            guard await pause() else { return nil }
+        }
+        guard await mayContinue() else { return nil }
+        let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
+        if placed {
+            store.logger.info("built index \(index.name) in key order from \(sourceIndex)", metadata: [
+                "strata.table": "\(build.table)", "strata.ms": "\(Self.milliseconds(ContinuousClock.now - started))",
+            ])
+        }
+        return placed
+    }
+
+    /// The buffer kept from an earlier run of this build, or a new one (collection restarts).
+    private func sortBuffer(for build: DeferredLedger.IndexBuildProgress, index: IndexLayout, state: inout DeferredLedger.Progress) throws -> IndexSortBuffer {
+        // The buffer stays with the store while the build uses it: a pause, an interrupted
+        // batch or an error leaves it for the next run.
+        if let kept = store.indexBuffers.withLock({ $0[build.container] }) { return kept }
+        let keys = try store.database.read { db in try sortKeys(index, table: build.table, in: db) }
+        let buffer = try IndexSortBuffer(path: "\(store.url.path)-\(build.container).sort", storePath: store.url.path, keys: keys)
+        state.build?.collected = nil
+        state.build?.appended = nil
+        store.indexBuffers.withLock { $0[build.container] = buffer }
+        return buffer
+    }
+
+    /// Stops with the buffer kept (it stays with the store) for the next run; returns nil.
+    private func park(_ buffer: IndexSortBuffer, _ build: DeferredLedger.IndexBuildProgress) -> Bool? {
+        nil
+    }
+
+    private func saveBuild(_ state: DeferredLedger.Progress, step: TaskStep) throws {
+        try batch(step.session) { db in try DeferredLedger.saveProgress(state, id: step.id, in: db) }
+    }
+
+    /// Appends the sorted entries at positions in (`after`, `upTo`] to the container, skipping the
+    /// rows changed since the build began (the triggers keep theirs), in one transaction with
+    /// the progress.
+    private func appendBatch(_ buffer: IndexSortBuffer, build: DeferredLedger.IndexBuildProgress, after: Int64, upTo: Int64,
+                             state: DeferredLedger.Progress, step: TaskStep) throws {
+        try batch(step.session, interruptible: true) { db in
+            try db.execute(sql: buffer.appendSQL(container: build.container, changes: build.changes), arguments: [after, upTo])
+            try DeferredLedger.saveProgress(state, id: step.id, in: db)
+        }
+    }
+
+    private func attach(_ buffer: IndexSortBuffer) throws {
+        try writer { db in
+            let attached = try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_database_list WHERE name = ?", arguments: [IndexSortBuffer.attachment]) ?? false
+            if !attached {
+                try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [buffer.path])
+            }
+        }
+    }
+
+    private func detach() {
+        _ = try? writer { db in
+            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_database_list WHERE name = ?", arguments: [IndexSortBuffer.attachment]) ?? false {
+                try db.execute(sql: "DETACH DATABASE \(IndexSortBuffer.attachment)")
+            }
+        }
+    }
+
+    /// Turns the container into the index `build.name` on `build.table` (one short transaction
+    /// of O(1) schema edits). False when a NULL key appeared meanwhile.
+    private func adoptContainer(_ index: IndexLayout, build: DeferredLedger.IndexBuildProgress, state: inout DeferredLedger.Progress,
+                                step: TaskStep, adopted: (inout DeferredLedger.Progress, Database) throws -> Void) throws -> Bool {
+        var next = state
+        let placed: Bool = try batch(step.session) { db in
+            let hasNulls = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(build.nulls)))") ?? true
+            if hasNulls { return false }
+            try dropTriggers(prefix: "_strata_rw_\(build.container)_", in: db)
+            var named = index
+            named.name = build.name
+            named.table = build.table
+            try IndexRelocation.adopt(table: build.container, asIndex: build.name, on: build.table, sql: store.layout.createIndexSQL(named), in: db)
+            try IndexRelocation.commitSchemaChange(in: db)
+            FaultInjection.point("index.adopt")
+            next.build = nil
+            try adopted(&next, db)
+            for helper in [build.changes, build.nulls] {
+                try dropNowOrLater(helper, summary: "drop table \(helper) (bookkeeping of the build of index \(index.name))", in: db)
+            }
+            if try db.tableExists(DeferredLedger.table), try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+            }
+            return true
+        }
+        if placed {
+            state = next
+            step.counters.batches += 1
+        }
+        return placed
+    }
+
+    /// Drops a bookkeeping table at once when it is small (a few thousand rows free in well
+    /// under a batch), otherwise records a batched drop.
+    private func dropNowOrLater(_ table: String, summary: String, in db: Database) throws {
+        let rows = try Int64.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(quoteIdentifier(table)) LIMIT 5001)") ?? 0
+        if rows <= 5000 {
+            try db.execute(sql: "DROP TABLE \(quoteIdentifier(table))")
+        } else {
+            try appendDrop(table, summary: summary, rows: rows, in: db)
+        }
+    }
+
+    func appendDrop(_ table: String, summary: String, rows: Int64, in db: Database) throws {
+        try DeferredLedger.append(MigrationOperation(.dropTable(table), deferrable: true, summary: summary),
+                                  kind: .dropTable, summary: summary, rowsTotal: rows, in: db)
+    }
+
+    // MARK: Fallback build
+
+    /// Leaves the sorted build (its container and bookkeeping become drop tasks) for a side table
+    /// with the index maintained row by row.
+    private func switchToFallback(_ index: IndexLayout, state: DeferredLedger.Progress, step: TaskStep) throws -> DeferredLedger.Progress {
+        var next = state
+        guard var build = state.build else { return state }
+        store.indexBuffers.withLock { $0.removeValue(forKey: build.container)?.close() }
+        try batch(step.session) { db in
+            try dropTriggers(prefix: "_strata_rw_\(build.container)_", in: db)
+            for helper in [build.container, build.changes, build.nulls] where try db.tableExists(helper) {
+                try dropNowOrLater(helper, summary: "drop table \(helper) (a sorted build of index \(index.name) left for a NULL key)", in: db)
+            }
+            let alias = try rowidAlias(build.table, in: db)
+            let side = SideTable(name: try IndexRelocation.freeName("_strata_build_\(index.name)", in: db), table: build.table,
+                                 rowidAlias: alias, columns: index.columns.map(\.name))
+            try db.execute(sql: side.createSQL(types: try declaredTypes(build.table, in: db)))
+            let temporary = try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db)
+            var onSide = index
+            onSide.name = temporary
+            onSide.table = side.name
+            try db.execute(sql: store.layout.createIndexSQL(onSide))
+            for sql in side.triggerSQL(rowidAlias: alias) { try db.execute(sql: sql) }
+            build.phase = .fallback
+            build.side = side.name
+            build.sideIndex = temporary
+            build.sideLastKey = nil
+            next.build = build
+            FaultInjection.point("index.fallback")
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
+        }
+        store.logger.info("building index \(index.name) on a side table: a key is NULL", metadata: ["strata.table": "\(build.table)"])
+        return next
+    }
+
+    private func runFallbackBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
+                                  adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool {
+        guard let build = state.build, let sideName = build.side, let sideIndex = build.sideIndex else {
+            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the ledger's progress of the build of index \(index.name) names no side table")
+        }
+        let side = try readSideTable(sideName, of: build.table)
+        guard try await copyIntoSideTable(side, state: &state, cursor: \.buildSideLastKey, step: step, faultPrefix: "index") else { return false }
+        guard await mayContinue() else { return false }
+        var next = state
+        try batch(step.session) { db in
+            try db.execute(sql: side.copySQL(upTo: false), arguments: [next.buildSideLastKey ?? Int64.min])
+            try dropTriggers(prefix: side.triggerPrefix, in: db)
+            var named = index
+            named.name = build.name
+            named.table = build.table
+            try IndexRelocation.relocate(index: sideIndex, to: build.name, table: build.table, sql: store.layout.createIndexSQL(named), in: db)
+            try IndexRelocation.commitSchemaChange(in: db)
+            FaultInjection.point("index.finish")
+            next.build = nil
+            try adopted(&next, db)
+            try appendDrop(side.name, summary: "drop table \(side.name) (the side table that built index \(index.name))", rows: state.rowsDone, in: db)
+            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+            }
+        }
+        state = next
+        step.counters.batches += 1
+        return true
+    }
+}
+
+extension DeferredFinisher {
+    static func milliseconds(_ d: Duration) -> String {
+        String(format: "%.1f", d.milliseconds)
+    }
+}
+
+extension DeferredLedger.Progress {
+    /// The fallback build's copy cursor (for ``DeferredFinisher/copyIntoSideTable``).
+    var buildSideLastKey: Int64? {
+        get { build?.sideLastKey }
+        set { build?.sideLastKey = newValue }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+
+extension DeferredFinisher {
+    // MARK: - Online rewrite
+
+    /// Rewrites a table online: shadow table with every final index, capture triggers,
+    /// batched key-ordered copy, O(1) swap.
+    func runRewrite(_ step: TaskStep, _ rewrite: TableRewrite, keyColumn: String, conflictKey: [String]) async throws -> Bool {
+        var state = step.entry.progress
+        if !state.started {
+            state = try beginRewrite(rewrite, conflictKey: conflictKey, step: step)
+        }
+        if state.copied != true {
+            let copyStart = ContinuousClock.now
+            defer {
+                if state.copied == true {
+                    store.logger.info("copied \(rewrite.table) into its shadow", metadata: ["strata.ms": "\(Self.milliseconds(ContinuousClock.now - copyStart))", "strata.rows": "\(state.rowsDone)"])
+                }
+            }
+            while true {
+                guard await mayContinue() else { return false }
+                let batchStart = ContinuousClock.now
+                let before = state.rowsDone
+                let done: Bool
+                do {
+                    done = try copyBatch(rewrite, keyColumn: keyColumn, size: step.counters.batchSize, state: &state, step: step)
+                } catch is BatchInterrupter.Overrun {
+                    overran(step)
+                    guard await pause() else { return false }
+                    continue
+                }
+                finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
+                if done { break }
+                guard await pause() else { return false }
+            }
+        }
+        // The shadow's indexes, once it holds every row: sorted builds, kept current by triggers.
+        for index in store.layout.indexes.filter({ $0.table == rewrite.table }).sorted(by: { $0.name < $1.name })
+        where state.shadowIndexes?[index.name] == nil {
+            guard await mayContinue() else { return false }
+            step.counters.batchSize = Counters.initialBatchSize
+            let name = try shadowIndexName(index, state: state)
+            let source = keyColumn == StorageLayout.primaryKeyColumn ? try liveIndex(matching: index, on: rewrite.table) : nil
+            let built = try await buildIndex(index, on: rewrite.shadowTable, as: name, source: source.map { (rewrite.table, $0) },
+                                             state: &state, step: step) { progress, _ in
+                progress.shadowIndexes = (progress.shadowIndexes ?? [:]).merging([index.name: name]) { $1 }
+            }
+            guard built else { return false }
+        }
+        guard await mayContinue() else { return false }
+        try swap(rewrite, keyColumn: keyColumn, state: state, step: step)
+        step.counters.batches += 1
+        report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
+        return true
+    }
+
+    /// An index of the live table with exactly the key columns of `index`, all ascending (its
+    /// entries, read in order, are the shadow's: same rowids, same values).
+    private func liveIndex(matching index: IndexLayout, on table: String) throws -> String? {
+        guard index.columns.allSatisfy(\.ascending) else { return nil }
+        let wanted = index.columns.map(\.name)
+        return try store.database.read { db in
+            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name", arguments: [table]) {
+                let keys = try Row.fetchAll(db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
+                let partial = try Bool.fetchOne(db, sql: "SELECT partial FROM pragma_index_list(?) WHERE name = ?", arguments: [table, name]) ?? true
+                if !partial, keys.map({ $0["name"] as String? ?? "" }) == wanted,
+                   keys.allSatisfy({ ($0["desc"] as Int) == 0 && (($0["coll"] as String?) ?? "BINARY").uppercased() == "BINARY" }) {
+                    return name
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The temporary name of a final index on the shadow: the one its build in progress uses,
+    /// or a free one.
+    private func shadowIndexName(_ index: IndexLayout, state: DeferredLedger.Progress) throws -> String {
+        if let build = state.build, build.index == index.name { return build.name }
+        return try store.database.read { db in try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db) }
+    }
+
+    private func beginRewrite(_ rewrite: TableRewrite, conflictKey: [String], step: TaskStep) throws -> DeferredLedger.Progress {
+        try batch(step.session) { db in
+            var state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
+            try startRewrite(rewrite, conflictKey: conflictKey, in: db)
+            state.shadowIndexes = [:]
+            FaultInjection.point("rewrite.start")
+            try DeferredLedger.saveProgress(state, id: step.id, in: db)
+            return state
+        }
+    }
+
+    /// Creates the shadow table without indexes (the copy only appends rows) and installs the
+    /// capture triggers.
+    ///
+    /// The live table keeps its own indexes until the swap, so its queries stay fast and its
+    /// unique indexes keep enforcing uniqueness for every write, which the triggers carry to
+    /// the shadow. The shadow's indexes are built once it holds every row, in key order
+    /// (``buildIndex(_:on:as:state:step:adopted:)``): maintained row by row during the copy,
+    /// each batch would rewrite pages all over them.
+    private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+        try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
+        try db.execute(sql: rewrite.createShadowSQL)
+        let columns = rewrite.columns
+        let names_ = columns.map(quoteIdentifier).joined(separator: ", ")
+        let newValues = columns.map { "NEW.\(quoteIdentifier($0))" }.joined(separator: ", ")
+        let updates = columns.filter { !conflictKey.contains($0) }.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }
+        let conflict = "ON CONFLICT(\(conflictKey.map(quoteIdentifier).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))")
+        let upsert = "INSERT INTO \(s) (\(names_)) VALUES (\(newValues)) \(conflict);"
+        let matchOld = conflictKey.map { "\(quoteIdentifier($0)) = OLD.\(quoteIdentifier($0))" }.joined(separator: " AND ")
+        let prefix = triggerPrefix(rewrite.table)
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END")
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); \(upsert) END")
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); END")
+    }
+
+    /// Copies the next batch of rows (by key) into the shadow and records progress; returns
+    /// true when no rows were left to copy.
+    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
+        let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
+        var next = state
+        let finished: Bool = try batch(step.session, interruptible: true) { db in
+            var finished = false
+            let last = next.lastKey ?? Int64.min
+            if let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [last, size - 1]) {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key)", arguments: [last, upper])
+                next.lastKey = upper
+                next.rowsDone += Int64(size)
+            } else {
+                let remaining = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [last]) ?? 0
+                try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? ORDER BY \(key)", arguments: [last])
+                next.rowsDone += remaining
+                next.lastKey = try Int64.fetchOne(db, sql: "SELECT max(\(key)) FROM \(t)") ?? next.lastKey
+                next.copied = true
+                finished = true
+            }
+            FaultInjection.point("rewrite.mid-batch")
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
+            return finished
+        }
+        state = next
+        FaultInjection.point("rewrite.between-batches")
+        return finished
+    }
+
+    /// Swaps the shadow in, in one short transaction of O(1) schema changes: the live table
+    /// is renamed aside (`_strata_old_<table>`) and the shadow takes its name; the live
+    /// table's indexes move aside with it (`_strata_old_<index>`) and the shadow's take their
+    /// final names (``IndexRelocation``). The old table becomes a batched drop task of its
+    /// own, so writers never wait for its pages (or its indexes' pages) to be freed.
+    /// `legacy_alter_table` keeps the join tables' `REFERENCES` on the name, and foreign keys
+    /// are off so that nothing cascades.
+    private func swap(_ rewrite: TableRewrite, keyColumn: String, state: DeferredLedger.Progress, step: TaskStep) throws {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
+        let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
+        let shadowIndexes = state.shadowIndexes ?? [:]
+        try writer { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            try db.execute(sql: "PRAGMA legacy_alter_table = ON")
+            defer {
+                try? db.execute(sql: "PRAGMA legacy_alter_table = OFF")
+                try? db.execute(sql: "PRAGMA foreign_keys = ON")
+            }
+            try db.inTransaction {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
+                try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+                let old = try IndexRelocation.freeName("_strata_old_\(rewrite.table)", in: db)
+                try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
+                FaultInjection.point("rewrite.swap")
+                try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
+                try moveIndexes(shadowIndexes, table: rewrite.table, in: db)
+                FaultInjection.point("rewrite.swap-indexes")
+                try DeferredLedger.complete(id: step.id, in: db)
+                let summary = "drop table \(old) (the rows of \(rewrite.table) before its rewrite, with its old indexes)"
+                try DeferredLedger.append(MigrationOperation(.dropTable(old), deferrable: true, summary: summary),
+                                          kind: .dropTable, summary: summary, rowsTotal: state.rowsDone, in: db)
+                return .commit
+            }
+        }
+    }
+
+    /// Gives the shadow's indexes (now on `table`) their final names, moving any index that
+    /// holds a final name (on the old table) aside first.
+    private func moveIndexes(_ shadowIndexes: [String: String], table: String, in db: Database) throws {
+        guard !shadowIndexes.isEmpty else { return }
+        let finals = Dictionary(store.layout.indexes.filter { $0.table == table }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for (final, temporary) in shadowIndexes.sorted(by: { $0.key < $1.key }) {
+            guard let index = finals[final] else { continue }
+            if let holder = try IndexRelocation.indexTable(final, in: db) {
+                let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [final]) ?? ""
+                let aside = try IndexRelocation.freeName("_strata_old_\(final)", in: db)
+                if let renamed = IndexRelocation.renamedIndexSQL(sql, name: aside, table: holder) {
+                    try IndexRelocation.relocate(index: final, to: aside, table: holder, sql: renamed, in: db)
+                } else {
+                    // Not a statement we can rename safely: drop it (one step; a user-made index).
+                    try db.execute(sql: "DROP INDEX \(quoteIdentifier(final))")
+                }
+            }
+            try IndexRelocation.relocate(index: temporary, to: final, table: table, sql: store.layout.createIndexSQL(index), in: db)
+        }
+        try IndexRelocation.commitSchemaChange(in: db)
+    }
+
+    func triggerPrefix(_ table: String) -> String { "_strata_rw_\(table)_" }
+
+    func dropTriggers(prefix: String, in db: Database) throws {
+        for suffix in ["ins", "upd", "del"] {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(prefix + suffix))")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+/// Keeps WAL checkpoints off the store's writer connection while deferred work runs.
+///
+/// SQLite checkpoints automatically at the commit that finds the WAL over 1,000 pages — on
+/// whichever connection commits, so a client's one-row write could pay for copying the pages
+/// of the finisher's last batch into the database file (and two fsyncs). While finishing runs,
+/// the writer's automatic checkpoint is replaced by a WAL hook that only records the WAL's
+/// size after each commit; the finisher then runs a `PASSIVE` checkpoint from a connection of
+/// its own between two batches once the WAL passes the same 1,000 pages. A passive checkpoint
+/// takes no write lock, so writers keep committing meanwhile, and the WAL stays as small as
+/// SQLite would keep it. ``stop()`` restores the automatic checkpoint.
+final class WALCheckpointer: Sendable {
+    /// Pages in the WAL after the last commit on the writer connection (set by the WAL hook).
+    private final class Frames: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// SQLite's default automatic checkpoint threshold, in pages.
+    static let threshold = 1000
+
+    private let path: String
+    private let frames = Frames()
+    private let connection = Mutex<DatabaseQueue?>(nil)
+    private let previousAutocheckpoint: Int
+    /// Checkpoints run.
+    let checkpoints = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private let queue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
+
+    /// Installs the WAL hook on the store's writer connection.
+    init(store: PersistentStore) throws {
+        path = store.url.path
+        let frames = self.frames
+        previousAutocheckpoint = try store.database.writeWithoutTransaction { db in
+            let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? Self.threshold
+            // Retained until stop(): the hook must never see a freed context.
+            let context = Unmanaged.passRetained(frames).toOpaque()
+            sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
+                if let context {
+                    Unmanaged<Frames>.fromOpaque(context).takeUnretainedValue().value.store(Int(pages), ordering: .relaxed)
+                }
+                return SQLITE_OK
+            }, context)
+            return previous
+        }
+    }
+
+    /// Whether the WAL has grown past the threshold since the last checkpoint.
+    var isDue: Bool { frames.value.load(ordering: .relaxed) >= Self.threshold }
+
+    /// Starts a passive checkpoint in the background when the WAL is over the threshold and
+    /// none runs (called after each batch). It overlaps the finisher's pause and next batch:
+    /// a checkpoint takes no write lock, and its fsyncs are not the batch's to wait for.
+    func checkpointIfDue() {
+        guard isDue, !running.exchange(true, ordering: .acquiring) else { return }
+        queue.async {
+            self.checkpoint()
+            self.running.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Runs a passive checkpoint now. Errors are ignored: the next checkpoint catches up.
+    func checkpoint() {
+        connection.withLock { queue in
+            do {
+                if queue == nil { queue = try DatabaseQueue(path: path) }
+                try queue?.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+                frames.value.store(0, ordering: .relaxed)
+                checkpoints.add(1, ordering: .relaxed)
+            } catch {
+                // Best effort: SQLite's own checkpoint resumes once the hook is removed.
+            }
+        }
+    }
+
+    /// Restores the writer's automatic checkpoint (which replaces the hook) and closes the
+    /// checkpoint connection. Call once.
+    func stop(store: PersistentStore) {
+        queue.sync {}   // the last background checkpoint
+        // Checkpoint before the automatic checkpoint is back, or the next client commit would.
+        if isDue { checkpoint() }
+        let restored = (try? store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
+        }) != nil
+        // The hook is gone once the automatic checkpoint is back: release its context.
+        if restored { Unmanaged.passUnretained(frames).release() }
+        connection.withLock { queue in
+            try? queue?.close()
+            queue = nil
+        }
+    }
+}
