@@ -35,7 +35,7 @@ struct ShutdownDuringFinishTests {
         scheduler:
           enabled: false
           batch_budget: 5ms
-          pause_between_batches: 300ms
+          pause_between_batches: 1s
         log_level: info
 
         """
@@ -53,7 +53,10 @@ struct ShutdownDuringFinishTests {
         try await waitForSocket(sandbox.adminSocket)
 
         // FinishDeferred(now): one progress reply per committed batch; paced slowly (5 ms
-        // batches, long pauses), so that the work is far from done when the signal comes.
+        // batches, long pauses), so that the work is far from done when the signal comes. The
+        // cost delay after a batch is `pause_between_batches` scaled by the batch's time (a
+        // 1 ms batch rests 200 ms): long enough that a loaded machine's delay between the
+        // progress reply the test counted and the daemon handling SIGTERM stays within it.
         let progress = Mutex<[Int64]>([])
         let socket = sandbox.adminSocket
         let finish = Task {
