@@ -111,7 +111,14 @@ echo "CHECK ok: allow_any_peer lets any local user use the data socket"
 # The maintenance window: runs as strata, reaches the admin socket, exits 0.
 timeout 60 systemctl start strata-maintenance.service
 result=$(systemctl show -p Result --value strata-maintenance.service); status=$(systemctl show -p ExecMainStatus --value strata-maintenance.service)
-log=$(journalctl -u strata-maintenance --no-pager -o cat)
+# Its output reaches the journal asynchronously (journald reads the stream after systemctl
+# returns): re-read for up to 10 s before judging it.
+journalctl --sync 2>/dev/null
+for _ in $(seq 1 50); do
+  log=$(journalctl -u strata-maintenance --no-pager -o cat)
+  echo "$log" | grep -q -e "aircraft: 0 task(s) finished" -e "^skipped:" && break
+  sleep 0.2
+done
 [ "$result" = success ] && [ "$status" = 0 ] || fail "strata-maintenance.service: Result=$result ExecMainStatus=$status: $log"
 echo "$log" | grep -q -e "aircraft: 0 task(s) finished" -e "^skipped:" || fail "strata-maintenance.service did not talk to the daemon: $log"
 echo "CHECK ok: strata-maintenance.service succeeds ($(echo "$log" | grep -e "task(s)" -e "^skipped:" | head -1))"
