@@ -15,8 +15,9 @@ import StrataVarlink
 /// same path; their figures are in docs/Security.md.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct SlowCallIsolationTests {
-    /// How long the other process holds the write lock of the slow store.
-    static let lockHeld: Duration = .seconds(5)
+    /// How long the other process holds the write lock of the slow store: twice the watchdog
+    /// interval, so a watchdog that waited for the slow calls would miss its deadline by far.
+    static let lockHeld: Duration = .seconds(8)
 
     @Test func slowCallsOnOneStoreDoNotDelayOtherStoresOrTheWatchdog() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else {
@@ -35,7 +36,10 @@ struct SlowCallIsolationTests {
             """)
         let notify = NotifyListener(path: sandbox.path("notify.sock"))
         defer { notify.close() }
-        // WatchdogSec=4s: pings every 4/3 s; the gap must stay under half of it.
+        // WatchdogSec=4s: pings every 4/3 s; the gap must stay under the 4 s systemd enforces.
+        // (Not under half of it: on two loaded cores a ping thread that is runnable can wait
+        // most of a second for a CPU, which says nothing about the store's threads. A watchdog
+        // on a store's thread would go silent for the whole lock, 8 s.)
         let watchdog: Duration = .seconds(4)
         let daemon = try DaemonProcess(config: sandbox.configPath, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "4000000"])
         defer { daemon.signal(SIGTERM) }
@@ -100,7 +104,7 @@ struct SlowCallIsolationTests {
         let gaps = zip(pings, pings.dropFirst()).map { $1 - $0 } + [lastSlow - (pings.last ?? started)]
         let longest = gaps.max() ?? .zero
         #expect(pings.count >= 2, "pings during \(lastSlow - started) of slow calls: \(pings.count)")
-        #expect(longest < watchdog / 2, "longest watchdog gap \(longest) while slow calls ran for \(lastSlow - started)")
+        #expect(longest < watchdog, "longest watchdog gap \(longest) while slow calls ran for \(lastSlow - started)")
         print("slow calls ran \(lastSlow - started); \(pings.count) watchdog pings, longest gap \(longest)")
         await offThread { locker.waitUntilExit() }
     }
