@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 /// Runs the tasks of a store's deferred ledger, online. **No step holds the store's write
 /// lock for longer than about one batch budget, whatever the table size**:
@@ -26,6 +27,13 @@ struct DeferredFinisher {
     let store: PersistentStore
     let options: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
+    /// The commit of the last batch, for the log of long holds.
+    let lastCommit = CommitTime()
+
+    /// How long the last batch's `COMMIT` took (writing its pages to the WAL), or nil.
+    final class CommitTime {
+        var value: Duration?
+    }
 
     final class Counters {
         var rows: Int64 = 0
@@ -121,12 +129,20 @@ struct DeferredFinisher {
         }
     }
 
+    /// Restores the connection settings. Never waits for a WAL checkpoint (see
+    /// ``WALCheckpointer/stop(store:)``): a pause ends within the batch in flight.
     private func endSession(_ session: Session) {
+        let start = ContinuousClock.now
         session.checkpointer?.stop(store: store)
         _ = try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
         }
+        let took = ContinuousClock.now - start
+        if took > options.batchBudget * 2 {
+            store.logger.info("ending the deferred work run took longer than its budget", metadata: ["strata.ms": "\(Self.milliseconds(took))"])
+        }
     }
+
 
     /// Runs `body` as one batch: one transaction on the writer connection, committed without
     /// waiting for the disk (`synchronous = NORMAL`: a batch lost to a power failure is redone
@@ -145,14 +161,27 @@ struct DeferredFinisher {
     func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, _ body: () throws -> T) throws -> T {
         if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
+        lastCommit.value = nil
         func run(_ disarm: () -> Void) throws -> T {
-            var result: T?
-            try db.inTransaction {
+            try db.beginTransaction()
+            let result: T
+            do {
                 result = try body()
                 disarm()
-                return .commit
+            } catch {
+                if !db.isInsideTransaction { throw error }   // SQLite rolled back already
+                try? db.rollback()
+                throw error
             }
-            return result!
+            let commitStart = ContinuousClock.now
+            do {
+                try db.commit()
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+            lastCommit.value = ContinuousClock.now - commitStart
+            return result
         }
         if interruptible, let interrupter = session.interrupter {
             return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
@@ -164,16 +193,20 @@ struct DeferredFinisher {
     /// lock over twice the batch budget (with the step that took it): none is expected.
     func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
         var held = Duration.zero
+        lastCommit.value = nil
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
         if held > options.batchBudget * 2 {
-            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: [
-                "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", Double(held.components.attoseconds) / 1e15 + Double(held.components.seconds) * 1000))",
+            var metadata: Logger.Metadata = [
+                "strata.step": "\(label)", "strata.ms": "\(Self.milliseconds(held))",
                 "strata.budget_ms": "\(Int(Double(options.batchBudget.components.attoseconds) / 1e15 + Double(options.batchBudget.components.seconds) * 1000))",
-            ])
+            ]
+            // The commit's share: writing the batch's pages to the WAL is not interruptible.
+            if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(Self.milliseconds(commit))" }
+            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: metadata)
         }
         return result
     }

@@ -31,6 +31,9 @@ public final class PersistentStore: Sendable {
     let backupInProgress = Mutex<OnlineBackup?>(nil)
     /// Sort buffers of index builds paused between two runs, by container table.
     let indexBuffers = Mutex<[String: IndexSortBuffer]>([:])
+    /// Where the deferred work's WAL checkpoints run, off the writer (``WALCheckpointer``):
+    /// serial; a run's last checkpoint may still be on it after the run returned.
+    let checkpointQueue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
 
     var path: String { url.path }
     var logger: Logger {
@@ -244,6 +247,8 @@ public final class PersistentStore: Sendable {
             database.writeWithoutTransaction { _ in backup.abort() }
         }
         for buffer in indexBuffers.withLock({ buffers in defer { buffers = [:] }; return Array(buffers.values) }) { buffer.close() }
+        // The last run's checkpoint, if it still runs (a run never waits for it).
+        checkpointQueue.sync {}
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }
