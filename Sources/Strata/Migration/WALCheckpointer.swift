@@ -112,6 +112,7 @@ final class WALCheckpointer: Sendable {
         }) != nil
         // The hook is gone once the automatic checkpoint is back: release its context.
         if restored { Unmanaged.passUnretained(frames).release() }
+        let stopped = ContinuousClock.now
         queue.async {
             // Checkpoint what the run left, or the next client commit would.
             if due { self.checkpoint() }
@@ -119,6 +120,11 @@ final class WALCheckpointer: Sendable {
                 try? queue?.close()
                 queue = nil
             }
+            // What a run that waited for its checkpoints would have added to its end.
+            let after = ContinuousClock.now - stopped
+            self.logger.log(level: after > .milliseconds(50) ? .info : .debug, "the run's last WAL checkpoint ended after the run (which did not wait for it)", metadata: [
+                "strata.ms_after_run": "\(String(format: "%.1f", Double(after.components.seconds) * 1000 + Double(after.components.attoseconds) / 1e15))",
+            ])
         }
     }
 
