@@ -7,8 +7,9 @@
 #   make fuzz   run every libFuzzer target for FUZZ_SECONDS (default 30) each (docs/Fuzzing.md)
 #   make install / make uninstall   PREFIX (default /usr/local), DESTDIR (README.md "Install")
 #   make deb    the Debian package in .build/deb/CONFIG/ (CONFIG=release by default)
+#   make docs   the library's DocC catalog (swift-docc-plugin)
 
-.PHONY: run test bootstrap bench fuzz clean build-install man install uninstall deb
+.PHONY: run test bootstrap bench fuzz docs clean build-install man install uninstall deb
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -68,6 +69,11 @@ SCENARIO ?= crud
 bench: bootstrap
 	swift build -c release --product strata-bench
 	.build/release/strata-bench $(SCENARIO) $(ARGS)
+
+# The DocC catalog of the library (Sources/Strata/Strata.docc), with swift-docc-plugin:
+# .build/plugins/Swift-DocC/outputs/Strata.doccarchive
+docs: bootstrap
+	swift package generate-documentation --target Strata --warnings-as-errors
 
 # Fuzzing (instrumented build in .build-fuzz): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 30

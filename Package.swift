@@ -23,11 +23,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `swift package generate-documentation --target Strata` (make docs): the DocC catalog.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
+        // Units every other module shares (Duration arithmetic): no dependencies at all.
+        .target(name: "StrataUnits"),
         .target(
             name: "Strata",
             dependencies: [
+                "StrataUnits",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -45,6 +50,7 @@ let package = Package(
         .target(
             name: "StrataVarlink",
             dependencies: [
+                "StrataUnits",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -56,6 +62,7 @@ let package = Package(
             name: "StrataDaemon",
             dependencies: [
                 "Strata",
+                "StrataUnits",
                 "StrataVarlink",
                 "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -82,6 +89,7 @@ let package = Package(
             name: "stratactl",
             dependencies: [
                 "Strata",
+                "StrataUnits",
                 "StrataVarlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -90,6 +98,7 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 "Strata",
+                "StrataUnits",
                 "StrataDaemon",
                 "StrataVarlink",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import Histogram
+import StrataUnits
 
 /// Latencies of repeated operations, in nanoseconds, kept in an HdrHistogram (3 significant
 /// digits, up to one minute per operation).
@@ -26,13 +27,4 @@ struct LatencyRecorder {
     var meanMicroseconds: Double { histogram.mean / 1000 }
     var p50Microseconds: Double { Double(histogram.valueAtPercentile(50)) / 1000 }
     var p99Microseconds: Double { Double(histogram.valueAtPercentile(99)) / 1000 }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-    var seconds: Double { Double(nanoseconds) / 1e9 }
-    var milliseconds: Double { Double(nanoseconds) / 1e6 }
 }

@@ -13,47 +13,16 @@ struct DaemonOptions: ParsableArguments {
     var socketPath: String { socket ?? ProcessInfo.processInfo.environment["STRATA_ADMIN_SOCKET"] ?? "/run/strata/admin.sock" }
 }
 
-/// Exit codes of the daemon commands (documented in docs/Daemon.md).
-enum DaemonExit {
-    static let failure: Int32 = 1
-    static let unreachable: Int32 = 4
-    static let notAuthorized: Int32 = 5
-    static let notFound: Int32 = 6
-    static let invalid: Int32 = 7
-}
-
-/// Runs one admin call and maps failures to messages and exit codes.
+/// Runs one admin call and maps failures to messages and exit codes (``ExitStatus``).
 func withAdmin(_ options: DaemonOptions, _ body: (VarlinkClient.Connection) async throws -> Void) async throws {
     do {
         try await VarlinkClient.withConnection(to: options.socketPath) { try await body($0) }
     } catch let error as VarlinkClient.ClientError {
-        fail("\(error) (is stratad running? set --socket or STRATA_ADMIN_SOCKET)", code: DaemonExit.unreachable)
+        throw ExitStatus.fail("\(error) (is stratad running? set --socket or STRATA_ADMIN_SOCKET)", code: ExitStatus.code(for: error))
     } catch let error as VarlinkError {
         if options.json { print(JSONValue.object(["error": .string(error.name), "parameters": .object(error.parameters)]).prettyPrinted()) }
-        fail("\(error.name): \(error.reason)", code: DaemonExit.code(for: error))
+        throw ExitStatus.fail("\(error.name): \(error.reason)", code: ExitStatus.code(for: error))
     }
-}
-
-extension DaemonExit {
-    /// The exit status for an error reply of the daemon.
-    static func code(for error: VarlinkError) -> Int32 {
-        switch StrataAdmin.Failure(error) {
-        case .noSuchStore?, .unknownSetting?: return notFound
-        case .invalidSetting?: return invalid
-        case .storeUnavailable?, .storeFailure?, .alreadyRunning?, .reloadFailed?: return failure
-        case nil: break
-        }
-        switch error.name {
-        case "io.strata.Varlink.NotAuthorized", "org.varlink.service.PermissionDenied": return notAuthorized
-        case "org.varlink.service.InvalidParameter": return invalid
-        default: return failure
-        }
-    }
-}
-
-func fail(_ message: String, code: Int32) -> Never {
-    FileHandle.standardError.write(Data("stratactl: \(message)\n".utf8))
-    exit(code)
 }
 
 /// Prints a reply as JSON, every field of the interface present (`null` when absent).
@@ -151,21 +120,17 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     func run() async throws {
         let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now)
         try await withAdmin(options) { admin in
-            let interactive = isatty(1) == 1 && !options.json
+            let bar = ProgressBar(enabled: wait && !options.json, output: .standardOutput, decilesOnly: false)
             let reply = try await admin.callMore(StrataAdmin.FinishDeferred.self, parameters) { reply in
-                guard wait, !options.json, let progress = reply.progress else { return }
-                let width = 30
-                let filled = Int(progress.fraction * Double(width))
-                let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-                let line = "\(progress.store) task \(progress.taskIndex + 1)/\(progress.taskCount) [\(bar)] \(Int(progress.fraction * 100))% \(progress.summary)"
-                // On a terminal the bar redraws its line (erasing the rest of a longer previous one).
-                if interactive { FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K".utf8)) } else { print(line) }
+                guard let progress = reply.progress else { return }
+                bar.update(fraction: progress.fraction, label: progress.summary,
+                           prefix: "\(progress.store) task \(progress.taskIndex + 1)/\(progress.taskCount) ")
             }
-            if interactive && wait { print("") }
+            bar.finish()
             let failed = reply.results.contains { $0.error != nil }
             if options.json {
                 printReply(reply)
-                if failed { throw ExitCode(DaemonExit.failure) }
+                if failed { throw ExitStatus.failure }
                 return
             }
             switch reply.state {
@@ -179,7 +144,7 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                     }
                     print("\(result.store): \(result.tasksFinished) task(s) finished, \(result.tasksRemaining) remaining, \(result.rowsProcessed) rows in \(String(format: "%.2f", result.seconds))s\(result.stoppedEarly ? " (stopped early)" : "")")
                 }
-                if failed { throw ExitCode(DaemonExit.failure) }
+                if failed { throw ExitStatus.failure }
             }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Strata
+import StrataUnits
 
 /// `stratactl import-coredata`: a Core Data SQLite store into a new Strata store.
 struct ImportCoreDataCommand: ParsableCommand {
@@ -74,10 +75,6 @@ struct ImportCoreDataCommand: ParsableCommand {
                 bar.update(fraction: progress.fraction, label: progress.description)
             }
             bar.finish()
-        } catch let error as CoreDataImportError {
-            bar.finish()
-            FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
-            throw ExitCode(Self.exitStatus(for: error.code))
         } catch {
             bar.finish()
             throw ExitStatus.fail(error)
@@ -86,19 +83,6 @@ struct ImportCoreDataCommand: ParsableCommand {
             try printJSON(Self.json(report))
         } else {
             print(Self.text(report))
-        }
-    }
-
-    /// The documented exit status of each error.
-    static func exitStatus(for code: CoreDataImportError.Code) -> Int32 {
-        switch code {
-        case .notSQLite: return 10
-        case .notACoreDataStore, .invalidCoreDataMetadata: return 11
-        case .unknownVersion, .ambiguousVersion, .layoutMismatch: return 12
-        case .unreadableModel: return 13
-        case .destinationExists: return 14
-        case .migrationFailed: return 3
-        case .storeNotFound, .damagedStore, .missingExternalData, .invalidValue, .io: return 1
         }
     }
 
@@ -142,7 +126,7 @@ struct ImportCoreDataCommand: ParsableCommand {
             "coreDataStoreUUID": report.coreDataStoreUUID ?? NSNull(), "coreDataVersionIdentifiers": report.coreDataVersionIdentifiers,
             "importedVersion": report.importedVersion, "method": report.method.rawValue, "finalVersion": report.finalVersion,
             "objects": report.objects, "links": report.links, "warnings": report.warnings,
-            "ms": Double(report.duration.components.attoseconds) / 1e15 + Double(report.duration.components.seconds) * 1000,
+            "ms": report.duration.milliseconds,
         ]
         if let migration = report.migration {
             object["migration"] = [

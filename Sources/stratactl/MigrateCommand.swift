@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strata
+import StrataUnits
 
 /// `stratactl migrate`: runs (or, with `--dry-run`, shows) a progressive migration of a store
 /// file offline, hop by hop, with a progress bar.
@@ -72,7 +73,7 @@ struct MigrateCommand: ParsableCommand {
                     "path": path.versions.map(\.version), "pendingDeferredTasks": report.pendingDeferredTasks,
                     "hops": report.hops.map { ["stage": $0.stageLabel, "from": $0.fromVersion, "to": $0.toVersion,
                                                "rowsWritten": $0.rowsWritten, "synchronousOperations": $0.synchronousOperations,
-                                               "ms": Double($0.duration.components.attoseconds) / 1e15 + Double($0.duration.components.seconds) * 1000] },
+                                               "ms": $0.duration.milliseconds] },
                 ]
                 if let url = report.backupURL { object["backup"] = url.path }
                 try printJSON(object)
@@ -92,9 +93,6 @@ struct MigrateCommand: ParsableCommand {
             }
         } catch let error as ExitCode {
             throw error
-        } catch let error as StagedMigrationError {
-            FileHandle.standardError.write(Data("stratactl: \(error)\n".utf8))
-            throw ExitCode([.storeVersionNotInChain, .noPath, .notInferable, .invalidObjects, .stageLeftInvalidObjects, .dropsEveryEntity].contains(error.code) ? 3 : 1)
         } catch {
             throw ExitStatus.fail(error)
         }

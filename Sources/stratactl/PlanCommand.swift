@@ -149,13 +149,6 @@ struct PlanCommand: ParsableCommand {
         let metadata = try PersistentStore.metadata(at: store)
         let opened = try PersistentStore.open(at: store, model: metadata.model, options: StoreOptions(createIfMissing: false, readOnly: true))
         defer { try? opened.close() }
-        var result: [String: Int64] = [:]
-        try opened.database.read { db in
-            for table in Set(plan.operations.compactMap(\.table)) where try db.tableExists(table) {
-                let t = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                result[table] = try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(t)) - (SELECT min(rowid) FROM \(t)) + 1, 0)")
-            }
-        }
-        return result
+        return try opened.estimatedRowCounts(ofTables: Set(plan.operations.compactMap(\.table)))
     }
 }

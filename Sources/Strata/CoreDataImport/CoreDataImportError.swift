@@ -40,6 +40,7 @@ public struct CoreDataImportError: Error, Sendable, CustomStringConvertible {
         case io
     }
 
+    /// What went wrong.
     public var code: Code
     /// What went wrong and what to do.
     public var reason: String
@@ -47,8 +48,11 @@ public struct CoreDataImportError: Error, Sendable, CustomStringConvertible {
     public var store: String?
     /// The model version, entity, object (`Z_PK`) and property concerned, when known.
     public var version: String?
+    /// The entity concerned.
     public var entity: String?
+    /// The Core Data `Z_PK` of the object concerned.
     public var objectPrimaryKey: Int64?
+    /// The property concerned.
     public var property: String?
     /// Candidate versions and their differences from the store, for `unknownVersion`,
     /// `ambiguousVersion` and `layoutMismatch`.
@@ -56,6 +60,7 @@ public struct CoreDataImportError: Error, Sendable, CustomStringConvertible {
     /// The byte offset in the file, for header problems.
     public var offset: Int?
 
+    /// An error with the store, version and object concerned.
     public init(_ code: Code, _ reason: String, store: String? = nil, version: String? = nil, entity: String? = nil,
                 objectPrimaryKey: Int64? = nil, property: String? = nil, candidates: [CoreDataVersionMatch.Candidate] = [],
                 offset: Int? = nil) {
@@ -70,6 +75,7 @@ public struct CoreDataImportError: Error, Sendable, CustomStringConvertible {
         self.offset = offset
     }
 
+    /// The reason, with the store, version, entity, object and property.
     public var description: String {
         var location: [String] = []
         if let version { location.append("version '\(version)'") }

@@ -4,12 +4,15 @@ import Foundation
 public struct CoreDataImportReport: Sendable {
     /// The Core Data store and the new Strata store.
     public var source: URL
+    /// The Strata store written.
     public var destination: URL
     /// The Core Data store's `NSStoreUUID` and `NSStoreModelVersionIdentifiers`.
     public var coreDataStoreUUID: String?
+    /// The version identifiers in the Core Data store's metadata.
     public var coreDataVersionIdentifiers: [String]
     /// The version the store was written with, and how it was found.
     public var importedVersion: String
+    /// How the store's version was recognized.
     public var method: CoreDataVersionMatch.Method
     /// The version the new store is at (after `toVersion`'s migration, if any).
     public var finalVersion: String
@@ -22,11 +25,13 @@ public struct CoreDataImportReport: Sendable {
     /// What the import had to repair or found invalid, in words (dangling references, objects
     /// that fail validation).
     public var warnings: [String]
+    /// How long the import took.
     public var duration: Duration
 }
 
 /// Progress of an import, for a progress bar.
 public struct CoreDataImportProgress: Sendable, CustomStringConvertible {
+    /// What the import is doing.
     public enum Phase: String, Sendable {
         case copyingStore
         case matchingVersion
@@ -36,12 +41,14 @@ public struct CoreDataImportProgress: Sendable, CustomStringConvertible {
         case finished
     }
 
+    /// What it is doing.
     public var phase: Phase
     /// The fraction of the whole import done, 0...1.
     public var fraction: Double
     /// What is being worked on (a table, a migration hop).
     public var detail: String
 
+    /// The phase in words: `copying the store`, `importing …`.
     public var description: String {
         switch phase {
         case .copyingStore: return "copying the store"

@@ -16,7 +16,7 @@ import Logging
 /// files stay byte-identical and nothing appears next to them; rows that live only in the
 /// `-wal` are imported. The store's version is found by its layout
 /// (``CoreDataVersionMatch``). Objects keep their primary keys; values are converted as
-/// ``CoreDataValueReader`` describes; binary data stored outside the database is read from
+/// docs/CoreDataImport.md describes; binary data stored outside the database is read from
 /// the store's `.<name>_SUPPORT/_EXTERNAL_DATA` directory. The new store is built under a
 /// temporary name next to the destination and appears at the destination only when
 /// everything — import and migration — succeeded.
@@ -33,8 +33,10 @@ public struct CoreDataStoreImporter: Sendable {
         public var stageFile: URL?
         /// Leave the migration's cleanup in the deferred ledger instead of running it.
         public var deferCleanup: Bool
+        /// Where the import logs.
         public var logger: Logger
 
+        /// Options: the store's version is found in the bundle, the import goes to the bundle's current version with no custom stages, and the cleanup runs before the import returns.
         public init(fromVersion: String? = nil, toVersion: String? = nil, customStages: [MigrationStage] = [],
                     stageFile: URL? = nil, deferCleanup: Bool = false, logger: Logger = Logger(label: "io.strata.coredata-import")) {
             self.fromVersion = fromVersion
@@ -48,8 +50,10 @@ public struct CoreDataStoreImporter: Sendable {
 
     /// The model bundle's versions.
     public let bundle: CoreDataModelBundle
+    /// The importer's options.
     public var options: Options
 
+    /// An importer for stores of `bundle`'s versions.
     public init(bundle: CoreDataModelBundle, options: Options = Options()) {
         self.bundle = bundle
         self.options = options

@@ -11,6 +11,7 @@ import Foundation
 public struct CoreDataVersionMatch: Sendable {
     /// A version of the bundle and how it compares with the store.
     public struct Candidate: Sendable, Hashable {
+        /// The bundle's version that matched.
         public var version: String
         /// What keeps the store from having this version's layout; empty when it has it.
         public var differences: [String]
@@ -30,6 +31,7 @@ public struct CoreDataVersionMatch: Sendable {
 
     /// The store's version.
     public var version: ObjectModel
+    /// How it matched.
     public var method: Method
     /// Every version of the bundle, compared with the store.
     public var candidates: [Candidate]

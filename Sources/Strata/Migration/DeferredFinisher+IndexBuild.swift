@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrataUnits
 
 extension DeferredFinisher {
     // MARK: - Standalone index build
@@ -362,7 +363,7 @@ extension DeferredFinisher {
             for helper in [build.changes, build.nulls] {
                 try dropNowOrLater(helper, summary: "drop table \(helper) (bookkeeping of the build of index \(index.name))", in: db)
             }
-            if try db.tableExists(MetadataSchema.deferredTable), try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(MetadataSchema.deferredTable) WHERE id = ?", arguments: [step.id]) ?? false {
+            if try db.tableExists(DeferredLedger.table), try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
             }
             return true
@@ -446,7 +447,7 @@ extension DeferredFinisher {
             next.build = nil
             try adopted(&next, db)
             try appendDrop(side.name, summary: "drop table \(side.name) (the side table that built index \(index.name))", rows: state.rowsDone, in: db)
-            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(MetadataSchema.deferredTable) WHERE id = ?", arguments: [step.id]) ?? false {
+            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
             }
         }
@@ -458,7 +459,7 @@ extension DeferredFinisher {
 
 extension DeferredFinisher {
     static func milliseconds(_ d: Duration) -> String {
-        String(format: "%.1f", Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
+        String(format: "%.1f", d.milliseconds)
     }
 }
 

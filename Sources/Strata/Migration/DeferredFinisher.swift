@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import StrataUnits
 
 /// Runs the tasks of a store's deferred ledger, online. **No step holds the store's write
 /// lock for longer than about one batch budget, whatever the table size**:
@@ -34,12 +35,22 @@ struct DeferredFinisher {
     final class CommitTime {
         var value: Duration?
     }
+    /// Last batch time and cost delay slept (see ``pause()``).
+    let pacing = Pacing()
 
     final class Counters {
         var rows: Int64 = 0
         var batches = 0
         static let initialBatchSize = 200
         var batchSize = initialBatchSize
+    }
+
+    /// The library's pacing state for one run (the one place that paces).
+    final class Pacing {
+        /// How long the last batch took: it scales the cost delay after it.
+        var lastBatch: Duration = .zero
+        /// Cost delay slept so far.
+        var paused: Duration = .zero
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -76,10 +87,10 @@ struct DeferredFinisher {
                 // A stop interrupted a batch: it was rolled back; the ledger has the progress before it.
                 finished = false
             }
-            let took = (ContinuousClock.now - taskStart).components
+            let took = ContinuousClock.now - taskStart
             store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
-                "strata.ms": "\(String(format: "%.1f", Double(took.seconds) * 1000 + Double(took.attoseconds) / 1e15))",
+                "strata.ms": "\(String(format: "%.1f", took.milliseconds))",
                 "strata.batches": "\(counters.batches - batchesBefore)", "strata.rows": "\(counters.rows - rowsBefore)",
             ])
             if !finished { report.stoppedEarly = true; break }
@@ -89,8 +100,8 @@ struct DeferredFinisher {
         report.rowsProcessed = counters.rows
         report.batches = counters.batches
         report.tasksRemaining = try readEntries().count
-        let elapsed = (ContinuousClock.now - start).components
-        report.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        report.seconds = (ContinuousClock.now - start).seconds
+        report.pauseSeconds = pacing.paused.seconds
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
@@ -201,11 +212,11 @@ struct DeferredFinisher {
         }
         if held > options.batchBudget * 2 {
             var metadata: Logger.Metadata = [
-                "strata.step": "\(label)", "strata.ms": "\(Self.milliseconds(held))",
-                "strata.budget_ms": "\(Int(Double(options.batchBudget.components.attoseconds) / 1e15 + Double(options.batchBudget.components.seconds) * 1000))",
+                "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
+                "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
             ]
             // The commit's share: writing the batch's pages to the WAL is not interruptible.
-            if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(Self.milliseconds(commit))" }
+            if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(String(format: "%.1f", commit.milliseconds))" }
             store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: metadata)
         }
         return result
@@ -217,11 +228,25 @@ struct DeferredFinisher {
         !Task.isCancelled && options.shouldContinue()
     }
 
+    /// The cost delay after a batch, in the manner of PostgreSQL's autovacuum:
+    /// `pauseBetweenBatches × (the batch's time ÷ batchBudget)`, at most ten times
+    /// `pauseBetweenBatches`, so that a batch that overran its budget (a slow disk, a contended
+    /// lock) buys a longer pause and the work's share of the machine stays near
+    /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
+    /// asked between them: a pause never delays stopping. Returns whether to go on.
     func pause() async -> Bool {
-        if options.pauseBetweenBatches > .zero {
-            try? await Task.sleep(for: options.pauseBetweenBatches)
-        } else {
+        guard options.pauseBetweenBatches > .zero else {
             await Task.yield()
+            return await mayContinue()
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        defer { pacing.paused += clock.now - started }
+        let ratio = min(10, max(0, pacing.lastBatch / options.batchBudget))
+        let until = started + options.pauseBetweenBatches * ratio
+        while clock.now < until {
+            guard await mayContinue() else { return false }
+            try? await Task.sleep(for: min(.milliseconds(2), until - clock.now))
         }
         return await mayContinue()
     }
@@ -231,8 +256,9 @@ struct DeferredFinisher {
     /// arrives during a batch waits for the rest of it), a short batch only costs a little
     /// throughput.
     func adapt(_ counters: Counters, elapsed: Duration, limit: Int = 200_000) {
-        let budget = 0.6 * (Double(options.batchBudget.components.attoseconds) / 1e18 + Double(options.batchBudget.components.seconds))
-        let took = max(1e-5, Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+        pacing.lastBatch = elapsed
+        let budget = 0.6 * options.batchBudget.seconds
+        let took = max(1e-5, elapsed.seconds)
         let scaled = Double(counters.batchSize) * min(1.5, max(0.25, budget / took))
         counters.batchSize = Int(min(Double(limit), max(16, scaled)))
     }

@@ -6,7 +6,14 @@ import GRDB
 /// Each row holds one task: its kind, a summary, a JSON payload (the ``MigrationOperation``
 /// to run) and a JSON progress record, updated in the same transaction as each batch of work.
 enum DeferredLedger {
-    static let table = MetadataSchema.deferredTable
+    /// The ledger's table: one row per pending task.
+    static let table = "_strata_deferred"
+
+    /// The ledger's table, created with the store's metadata tables.
+    static let creationSQL = """
+        CREATE TABLE \(table) (id INTEGER PRIMARY KEY, createdAt REAL NOT NULL, kind TEXT NOT NULL, \
+        summary TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', payload TEXT NOT NULL, progress TEXT)
+        """
 
     struct Payload: Codable {
         var operation: MigrationOperation

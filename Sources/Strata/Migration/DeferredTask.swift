@@ -3,7 +3,8 @@ import Foundation
 /// One pending task of a store's deferred ledger: cleanup left by a lightweight migration
 /// opened with deferral (Core Data's `NSPersistentStoreDeferredLightweightMigrationOptionKey`).
 public struct DeferredTask: Sendable, Hashable, Codable {
-    public enum Kind: String, Sendable, Hashable, Codable {
+    /// What a task does.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// Copy a table into its final shape (drops columns, ordering columns, retypes, builds indexes).
         case rewriteTable
         /// Drop a table no longer in the model.
@@ -18,23 +19,28 @@ public struct DeferredTask: Sendable, Hashable, Codable {
         case backup
     }
 
+    /// Where a task is.
     public enum State: String, Sendable, Hashable, Codable {
         case pending
         case running
         case done
     }
 
+    /// The task's row id in the ledger.
     public var id: Int64
+    /// What the task does.
     public var kind: Kind
     /// The table the task works on, when it has one.
     public var table: String?
     /// What the task does and why: "rewrite table Aircraft: drop column photo (attribute removed in Aircraft 2)".
     public var summary: String
+    /// Pending, running (a rewrite in progress) or done.
     public var state: State
     /// Rows processed so far (table rewrites, drops, index builds); pages copied for a backup.
     public var rowsDone: Int64
     /// Rows to process, estimated when the task was recorded (pages for a backup).
     public var rowsTotal: Int64
+    /// When the task was recorded.
     public var createdAt: Date
 
     /// Progress in 0...1.
@@ -45,10 +51,14 @@ public struct DeferredTask: Sendable, Hashable, Codable {
 public struct FinishOptions: Sendable {
     /// Time budget of one batch; batch sizes adapt to stay near it (default 20 ms).
     public var batchBudget: Duration
-    /// Pause after each batch, so that foreground work gets the write lock (default none).
+    /// The cost delay after each batch, so that foreground work gets the machine and the
+    /// write lock (default none): `pauseBetweenBatches × (the batch's time ÷ batchBudget)`,
+    /// at most ten times `pauseBetweenBatches` (PostgreSQL autovacuum's cost delay). The
+    /// library is the one place that paces; ``shouldContinue`` is asked during the pause too.
     public var pauseBetweenBatches: Duration
-    /// Checked before each batch: returning false stops the work at once, progress kept in
-    /// the ledger (used by the idle scheduler to step aside when load returns).
+    /// Checked before each batch and every few milliseconds of a pause: returning false stops
+    /// the work at once, progress kept in the ledger (used by the idle scheduler to step aside
+    /// when load returns). A pure, cheap check: it must not sleep (the library paces).
     public var shouldContinue: @Sendable () -> Bool
     /// Finish at most this many tasks (nil: all).
     public var maxTasks: Int?
@@ -58,6 +68,7 @@ public struct FinishOptions: Sendable {
     /// scheduler's pause: its gate closed, or clients came back.)
     public var interruptRequested: @Sendable () -> Bool
 
+    /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
                 maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
                 interruptRequested: @escaping @Sendable () -> Bool = { false }) {
@@ -71,19 +82,28 @@ public struct FinishOptions: Sendable {
 
 /// Progress reported while finishing deferred work.
 public struct DeferredProgress: Sendable, Hashable {
+    /// The task being worked on, with its progress.
     public var task: DeferredTask
     /// Index of the task among those of this run (0-based) and their count.
     public var taskIndex: Int
+    /// The number of tasks of this run.
     public var taskCount: Int
 }
 
 /// What a call to ``PersistentStore/finishDeferredMigration(_:progress:)`` did.
 public struct FinishReport: Sendable, Hashable, Codable {
+    /// Tasks finished by this run.
     public var tasksFinished: Int
+    /// Tasks still in the ledger after it.
     public var tasksRemaining: Int
+    /// Rows copied or deleted.
     public var rowsProcessed: Int64
+    /// Batches (write transactions) run.
     public var batches: Int
+    /// Wall-clock time of the run.
     public var seconds: Double
     /// True when `shouldContinue` or cancellation stopped the work before the ledger was empty.
     public var stoppedEarly: Bool
+    /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
+    public var pauseSeconds: Double = 0
 }

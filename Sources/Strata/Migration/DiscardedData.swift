@@ -14,6 +14,7 @@ public struct DiscardedData: Sendable, Hashable, Codable {
         case rows
     }
 
+    /// Whole rows, or the values of one column.
     public var kind: Kind
     /// The table, as named **before** the migration.
     public var table: String
@@ -24,6 +25,7 @@ public struct DiscardedData: Sendable, Hashable, Codable {
     /// What the data is, in words: `attribute Aircraft.photo`, `objects of Glider`.
     public var what: String
 
+    /// Data of `table` (one `column`, or the rows matching `filter`) described as `what`.
     public init(_ kind: Kind, table: String, column: String? = nil, filter: String? = nil, what: String) {
         self.kind = kind
         self.table = table

@@ -13,8 +13,11 @@ import Foundation
 public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is. Extensible: new codes may be added.
     public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The code's name.
         public var rawValue: String
+        /// A code by name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// The change is outside what lightweight inference can do (see docs/Migration.md).
@@ -38,16 +41,22 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
         public static let dropsEveryEntity = Code(rawValue: "dropsEveryEntity")
     }
 
+    /// What kind of problem this is.
     public var code: Code
+    /// The version migrated from.
     public var sourceVersion: String?
+    /// The version migrated to.
     public var destinationVersion: String?
+    /// The entity concerned.
     public var entity: String?
+    /// The property concerned.
     public var property: String?
     /// The change, in words: `"int64 -> int16"`, `"to-many -> to-one"`.
     public var change: String?
     /// Why it is refused and what to do, without the location (see ``description``).
     public var reason: String
 
+    /// An error with its location and change.
     public init(
         _ code: Code, _ reason: String, sourceVersion: String? = nil, destinationVersion: String? = nil,
         entity: String? = nil, property: String? = nil, change: String? = nil
@@ -64,6 +73,7 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
     /// The advice appended to refusals that a staged migration can handle.
     public static let stagedAdvice = "use a staged migration with a custom stage (see docs/Migration.md)"
 
+    /// `cannot migrate 'A' -> 'B': entity 'E', property 'p': change x: REASON`.
     public var description: String {
         var text = "cannot migrate"
         if sourceVersion != nil || destinationVersion != nil {

@@ -14,6 +14,7 @@ import Foundation
 /// }
 /// ```
 public struct MigrationOperation: Sendable, Hashable, Codable {
+    /// What an operation does, with what it needs to do it.
     public enum Kind: Sendable, Hashable, Codable {
         /// `ALTER TABLE from RENAME TO to` (entity renamed, hierarchy got a new root, or a name freed).
         case renameTable(from: String, to: String)
@@ -65,15 +66,20 @@ public struct MigrationOperation: Sendable, Hashable, Codable {
         case backup(destination: String)
     }
 
+    /// What the operation does.
     public var kind: Kind
+    /// Whether it is cleanup that may wait (the ledger) rather than needed at open.
     public var isDeferrable: Bool
     /// Human text: `"drop column Aircraft.photo (attribute removed in Aircraft 2)"`.
     public var summary: String
+    /// The entity concerned, if any.
     public var entity: String?
+    /// The property concerned, if any.
     public var property: String?
     /// The stored data this operation throws away (empty for most operations).
     public var discards: [DiscardedData]
 
+    /// An operation and how to describe it.
     public init(_ kind: Kind, deferrable: Bool, summary: String, entity: String? = nil, property: String? = nil,
                 discards: [DiscardedData] = []) {
         self.kind = kind
@@ -152,7 +158,9 @@ public struct MigrationOperation: Sendable, Hashable, Codable {
 
 /// Rows of some entities copied from one table into a table created by the same plan.
 public struct RowCopy: Sendable, Hashable, Codable {
+    /// The table copied from.
     public var fromTable: String
+    /// The table copied into.
     public var toTable: String
     /// Destination entity names whose rows are copied.
     public var entities: [String]
@@ -166,6 +174,7 @@ public struct RowCopy: Sendable, Hashable, Codable {
 
 /// Rows deleted from a table: removed sub-entities, or rows that moved to another table.
 public struct RowDeletion: Sendable, Hashable, Codable {
+    /// The table the rows leave.
     public var table: String
     /// Values of the table's `_entity` column whose rows are deleted.
     public var entityValues: [String]
@@ -176,8 +185,11 @@ public struct RowDeletion: Sendable, Hashable, Codable {
 
 /// A column of a table.
 public struct ColumnReference: Sendable, Hashable, Codable {
+    /// The table.
     public var table: String
+    /// The column.
     public var column: String
+    /// A column of a table.
     public init(table: String, column: String) {
         self.table = table
         self.column = column
@@ -187,19 +199,24 @@ public struct ColumnReference: Sendable, Hashable, Codable {
 /// Links copied into a join table from the storage a relationship had before (a foreign-key
 /// column after to-one -> to-many, the to-one side's column after one-to-many -> many-to-many).
 public struct JoinPopulation: Sendable, Hashable, Codable {
+    /// Where the links come from.
     public struct Source: Sendable, Hashable, Codable {
         /// The table holding the foreign-key column.
         public var table: String
+        /// The column holding the links.
         public var column: String
         /// Whether the row's `_pk` goes in `source_id` (and the column's value in `target_id`).
         public var rowIsSource: Bool
         /// An ordering column to copy along, into `source_order` or `target_order`.
         public var orderColumn: String?
+        /// Whether the link order goes into the source order column.
         public var orderIntoSource: Bool
         /// The table the column points into (rows whose value points at no row are skipped).
         public var referencedTable: String
     }
+    /// The join table filled.
     public var joinTable: String
+    /// Where its links come from.
     public var sources: [Source]
     /// Ordering columns of the join table to number by `_pk` order where no order was copied.
     public var numberedOrderColumns: [String]
@@ -208,14 +225,19 @@ public struct JoinPopulation: Sendable, Hashable, Codable {
 /// An index to create: derived from a fetch index, a uniqueness constraint, a to-one
 /// relationship, a join table or an entity column.
 public struct IndexSpec: Sendable, Hashable, Codable {
+    /// The index's name.
     public var name: String
+    /// The table it indexes.
     public var table: String
+    /// The indexed columns.
     public var columns: [String]
+    /// Whether it is unique.
     public var isUnique: Bool
     /// The `CREATE INDEX` statement (from ``StorageLayout/createIndexSQL(_:ifNotExists:)``).
     public var sql: String
     /// For uniqueness constraints: the entity and keypaths, for the duplicate-rows error.
     public var entity: String?
+    /// The key paths of a uniqueness constraint, for error messages.
     public var keyPaths: [String]
 
     /// A query returning one group of duplicate values, or no row when the unique index can be built.
@@ -236,6 +258,7 @@ public struct IndexSpec: Sendable, Hashable, Codable {
 /// is left behind. The online finisher copies in batches by `_pk` (entity tables) or rowid
 /// (join tables), capturing concurrent changes, then swaps in one short transaction.
 public struct TableRewrite: Sendable, Hashable, Codable {
+    /// The table rewritten.
     public var table: String
     /// Name of the shadow table the rows are copied into (`_strata_rewrite_<table>`).
     public var shadowTable: String

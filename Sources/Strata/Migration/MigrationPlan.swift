@@ -12,18 +12,27 @@ import GRDB
 ///
 /// Synchronous operations come first and make the store correct for the destination model;
 /// the deferrable ones only reclaim space, restore the exact destination schema and build
-/// indexes. Inference never touches a database: a change it cannot infer throws a
-/// ``MigrationError`` before anything is written. See `docs/Migration.md`.
+/// indexes. Inference never touches a store: a change it cannot infer throws a
+/// ``MigrationError`` before anything is written. The deferrable part is computed as the
+/// deferred ledger is (by reconciling the schema the synchronous part leaves with the
+/// destination's, here on an empty in-memory store), so a plan's deferred steps are the
+/// tasks `pending` shows after the open. See `docs/Migration.md`.
 public struct MigrationPlan: Sendable, Hashable, Codable {
+    /// The checksum of the model migrated from.
     public var sourceChecksum: String
+    /// The checksum of the model migrated to.
     public var destinationChecksum: String
+    /// The version migrated from.
     public var sourceVersion: String
+    /// The version migrated to.
     public var destinationVersion: String
+    /// Every operation: the synchronous ones first, then the deferrable ones, in order.
     public var operations: [MigrationOperation]
     /// What the objects already stored must satisfy for the hop to leave them valid (checked
     /// against the data before anything is written: ``checkRequirements(in:)``).
     public var requirements: [ObjectRequirement]
 
+    /// A plan with its operations (``infer(from:to:)`` computes one).
     public init(
         sourceChecksum: String, destinationChecksum: String, sourceVersion: String, destinationVersion: String,
         operations: [MigrationOperation], requirements: [ObjectRequirement] = []
@@ -62,8 +71,19 @@ public struct MigrationPlan: Sendable, Hashable, Codable {
                                  sourceVersion: source.version, destinationVersion: destination.version, operations: [])
         guard plan.sourceChecksum != plan.destinationChecksum else { return plan }
         var inference = try LightweightInference(source: source, destination: destination)
-        plan.operations = try inference.plan()
+        let inferred = try inference.plan()
         plan.requirements = inference.requirements
+        // The deferrable part is what the ledger will hold: the reconciler's tasks after the
+        // synchronous part, in inference's words (one computation for `plan` and `pending`).
+        do {
+            let parts = try SchemaReconciler.deferrablePart(
+                from: StorageLayout(model: source), to: StorageLayout(model: destination),
+                synchronous: inferred.filter { !$0.isDeferrable }, planned: inferred.filter(\.isDeferrable))
+            plan.operations = parts.synchronous + parts.deferrable
+        } catch {
+            throw MigrationError(.notInferable, "the synchronous part failed on an empty store of '\(source.version)' (\(error)); this is a bug in Strata, please report it with both models",
+                                 sourceVersion: source.version, destinationVersion: destination.version)
+        }
         return plan
     }
 

@@ -25,6 +25,7 @@ public struct MigrationStage: Sendable {
     /// rolled back and the store stays at the stage's source version).
     public typealias Handler = @Sendable (MigrationStageContext) throws -> Void
 
+    /// A lightweight or a custom stage.
     public enum Kind: Sendable {
         /// Versions by checksum, migrated hop by hop.
         case lightweight(checksums: [String])
@@ -32,10 +33,12 @@ public struct MigrationStage: Sendable {
         case custom(from: ModelReference, to: ModelReference, willMigrate: Handler?, didMigrate: Handler?)
     }
 
+    /// What the stage does.
     public var kind: Kind
     /// A name for messages, history and progress.
     public var label: String
 
+    /// A stage of `kind` named `label` in progress and errors.
     public init(kind: Kind, label: String) {
         self.kind = kind
         self.label = label

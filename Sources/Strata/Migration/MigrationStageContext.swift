@@ -29,6 +29,7 @@ public final class MigrationStageContext {
     public let stageLabel: String
     /// The model the store is migrating from, and to.
     public let sourceModel: ObjectModel
+    /// The model the stage migrates to.
     public let destinationModel: ObjectModel
     /// The model ``context`` works with.
     public var model: ObjectModel { context.model }

@@ -23,25 +23,30 @@ public struct ModelReference: Sendable, Hashable, CustomStringConvertible {
         case model(ObjectModel)
     }
 
+    /// Where the model comes from.
     public var source: Source
     /// The checksum the model must have; nil accepts any (not recommended for files).
     public var expectedChecksum: String?
 
+    /// A model file, optionally pinned to a checksum.
     public init(file: URL, checksum: String? = nil) {
         self.source = .file(file)
         self.expectedChecksum = checksum
     }
 
+    /// A version of a model directory, optionally pinned to a checksum.
     public init(version: String, in directory: URL, checksum: String? = nil) {
         self.source = .directory(directory, version: version)
         self.expectedChecksum = checksum
     }
 
+    /// A model in memory, optionally pinned to a checksum.
     public init(model: ObjectModel, checksum: String? = nil) {
         self.source = .model(model)
         self.expectedChecksum = checksum
     }
 
+    /// The file, version or model, and the checksum when pinned.
     public var description: String {
         switch source {
         case .file(let url): return "file '\(url.path)'"

@@ -8,7 +8,7 @@ import GRDB
 /// whether the hop is refused depends on the data.
 ///
 /// Before anything is written, a lightweight hop counts the existing objects that would fail
-/// (``MigrationPlan/checkRequirements(in:path:)``) and is refused, naming the entity, the
+/// (``MigrationPlan/checkRequirements(in:)``) and is refused, naming the entity, the
 /// property and how many objects, when any would. A custom stage may fill the values instead:
 /// then the hop's result is validated (``StoreValidation``) before its transaction commits.
 public struct ObjectRequirement: Sendable, Hashable, Codable {
@@ -27,6 +27,7 @@ public struct ObjectRequirement: Sendable, Hashable, Codable {
     public var entity: String
     /// The attribute keypath or relationship name.
     public var property: String
+    /// What the objects must satisfy.
     public var rule: Rule
     /// The model change that introduces the rule (`add non-optional attribute`, `optional -> non-optional`, …).
     public var change: String
@@ -34,6 +35,7 @@ public struct ObjectRequirement: Sendable, Hashable, Codable {
     /// how many existing objects would break the rule.
     public var violationCountSQL: String
 
+    /// A requirement on `entity.property`, counted by `violationCountSQL`.
     public init(entity: String, property: String, rule: Rule, change: String, violationCountSQL: String) {
         self.entity = entity
         self.property = property

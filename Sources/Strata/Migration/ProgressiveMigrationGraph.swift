@@ -17,7 +17,9 @@ public struct ProgressiveMigrationGraph: Sendable {
     /// Every version, in the directory's order.
     public let versions: [ObjectModel]
 
+    /// A graph of `versions`, linked by their `nextVersion`.
     public init(versions: [ObjectModel]) { self.versions = versions }
+    /// The graph of a model directory's versions.
     public init(directory: ModelDirectory) { self.versions = directory.versions }
 
     /// The version a store at `version` migrates to next: its `nextVersion`, or the next
@@ -86,8 +88,10 @@ public struct ProgressiveMigrationPath: Sendable, CustomStringConvertible {
 
     /// The hops, as (from, to) pairs.
     public var hops: [(from: ObjectModel, to: ObjectModel)] { zip(versions, versions.dropFirst()).map { ($0, $1) } }
+    /// Whether there is nothing to migrate (fewer than two versions).
     public var isEmpty: Bool { versions.count < 2 }
 
+    /// `A -> B -> C`, with the skipped versions.
     public var description: String {
         versions.map(\.version).joined(separator: " -> ") + (skipped.isEmpty ? "" : " (skips \(skipped.joined(separator: ", ")))")
     }

@@ -10,7 +10,7 @@ import GRDB
 /// entity removed while its index awaits its build — the ledger is always "what differs from
 /// a fresh store", never a stale list of steps.
 enum SchemaReconciler {
-    static let metadataTables: Set<String> = [MetadataSchema.metadataTable, MetadataSchema.historyTable, MetadataSchema.deferredTable]
+    static let metadataTables: Set<String> = [MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table]
 
     struct Task {
         var operation: MigrationOperation
@@ -41,22 +41,20 @@ enum SchemaReconciler {
         return result
     }
 
-    /// A cheap row-count estimate (no full scan): the primary-key or rowid span.
-    static func estimatedRows(_ table: String, _ db: Database) throws -> Int64 {
-        // Two single-aggregate subqueries: SQLite answers each from the b-tree's edge, while
-        // `max(rowid) - min(rowid)` in one SELECT would scan the whole table.
-        let t = quoteIdentifier(table)
-        // A WITHOUT ROWID table (a retired index, a sorted build's entries) has no rowid span.
-        if try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false { return 0 }
-        let span = try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(t)) - (SELECT min(rowid) FROM \(t)) + 1, 0)") ?? 0
-        return max(0, span)
-    }
-
     /// The tasks that make `db` identical to a fresh store of `layout`, in the order to run them.
-    /// `reasons` maps a table to why it is rewritten (from the migration plan), for summaries.
-    static func tasks(for layout: StorageLayout, in db: Database, reasons: [String: [String]] = [:]) throws -> [Task] {
+    ///
+    /// `planned` are the deferrable operations lightweight inference derived from the model
+    /// change: a task that does what one of them does takes its summary, entity, property,
+    /// discarded data and rewrite reasons, so that the plan and the ledger describe a step in
+    /// the same words. They never add or remove a task: the physical schema decides.
+    static func tasks(for layout: StorageLayout, in db: Database, planned: [MigrationOperation] = []) throws -> [Task] {
         let tables = try physicalTables(db)
         let indexes = try physicalIndexes(db)
+        var reasons: [String: [String]] = [:]
+        for operation in planned {
+            if case .rewriteTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
+            if case .rewriteJoinTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
+        }
         var targetTables: [String: (sql: String, shadow: String, columns: [String], isJoin: Bool)] = [:]
         for (name, table) in layout.tables {
             targetTables[name] = (layout.createTableSQL(table), layout.createTableSQL(table, name: shadowName(name)), table.columns.map(\.name), false)
@@ -66,11 +64,12 @@ enum SchemaReconciler {
         }
         var drops: [Task] = []
         var rewrites: [Task] = []
-        var indexTasks: [Task] = []
+        var indexDrops: [Task] = []
+        var indexBuilds: [Task] = []
         var rewritten: Set<String> = []
 
         for name in tables.keys.sorted() where targetTables[name] == nil {
-            let rows = try estimatedRows(name, db)
+            let rows = try TableStatistics.estimatedRows(name, db)
             drops.append(Task(operation: MigrationOperation(.dropTable(name), deferrable: true, summary: "drop table \(name) (no longer in the model)"),
                               kind: .dropTable, summary: "drop table \(name) (no longer in the model)", rowsTotal: rows))
         }
@@ -93,30 +92,83 @@ enum SchemaReconciler {
                                        indexSQL: indexSQL, reasons: why)
             let summary = "rewrite table \(name): \(why.joined(separator: "; "))"
             rewrites.append(Task(operation: MigrationOperation(target.isJoin ? .rewriteJoinTable(rewrite) : .rewriteTable(rewrite), deferrable: true, summary: summary),
-                                 kind: .rewriteTable, summary: summary, rowsTotal: try estimatedRows(name, db)))
+                                 kind: .rewriteTable, summary: summary, rowsTotal: try TableStatistics.estimatedRows(name, db)))
             rewritten.insert(name)
         }
+
+        // Indexes: a stale physical index (not in the model, or defined differently) is
+        // dropped, a missing one built — two tasks, each run in bounded steps by the finisher
+        // (a changed or renamed index is a drop and a build, in the plan as in the ledger).
         let targetIndexes = Dictionary(uniqueKeysWithValues: layout.indexes.map { ($0.name, $0) })
-        for (name, physical) in indexes.sorted(by: { $0.key < $1.key }) {
-            if rewritten.contains(physical.table) || tables[physical.table] == nil || targetTables[physical.table] == nil { continue }
+        let live = { (table: String) in tables[table] != nil && targetTables[table] != nil && !rewritten.contains(table) }
+        for (name, physical) in indexes.sorted(by: { $0.key < $1.key }) where live(physical.table) {
             if let target = targetIndexes[name], SchemaSnapshot.normalize(layout.createIndexSQL(target)) == SchemaSnapshot.normalize(physical.sql) { continue }
-            indexTasks.append(Task(operation: MigrationOperation(.dropIndex(name: name, table: physical.table), deferrable: true, summary: "drop index \(name)"),
-                                   kind: .dropIndex, summary: "drop index \(name) (no longer in the model or changed)", rowsTotal: 0))
+            let summary = "drop index \(name) (no longer in the model or changed)"
+            indexDrops.append(Task(operation: MigrationOperation(.dropIndex(name: name, table: physical.table), deferrable: true, summary: summary),
+                                   kind: .dropIndex, summary: summary, rowsTotal: 0))
         }
-        for index in layout.indexes where !rewritten.contains(index.table) {
+        for index in layout.indexes where live(index.table) {
             if let physical = indexes[index.name], SchemaSnapshot.normalize(physical.sql) == SchemaSnapshot.normalize(layout.createIndexSQL(index)) { continue }
-            let spec = IndexSpec(name: index.name, table: index.table, columns: index.columns.map(\.name), isUnique: index.isUnique,
-                                 sql: layout.createIndexSQL(index), entity: nil, keyPaths: index.columns.map(\.name))
-            let summary = "build \(index.isUnique ? "unique " : "")index \(index.name) on \(index.table)(\(spec.columns.joined(separator: ", ")))"
-            indexTasks.append(Task(operation: MigrationOperation(.createIndex(spec), deferrable: !index.isUnique, summary: summary),
-                                   kind: .createIndex, summary: summary, rowsTotal: try estimatedRows(index.table, db)))
+            let columns = index.columns.map(\.name)
+            let spec = IndexSpec(name: index.name, table: index.table, columns: columns, isUnique: index.isUnique,
+                                 sql: layout.createIndexSQL(index), entity: nil, keyPaths: columns)
+            let summary = "build \(index.isUnique ? "unique " : "")index \(index.name) on \(index.table)(\(columns.joined(separator: ", ")))"
+            indexBuilds.append(Task(operation: MigrationOperation(.createIndex(spec), deferrable: !index.isUnique, summary: summary),
+                                    kind: .createIndex, summary: summary, rowsTotal: try TableStatistics.estimatedRows(index.table, db)))
         }
-        var all = indexTasks.filter { $0.kind == .dropIndex } + drops + rewrites + indexTasks.filter { $0.kind == .createIndex }
+        var all = indexDrops + drops + rewrites + indexBuilds
         if !drops.isEmpty || !rewrites.isEmpty {
             all.append(Task(operation: MigrationOperation(.incrementalVacuum, deferrable: true, summary: "reclaim free pages"),
                             kind: .incrementalVacuum, summary: "reclaim free pages (incremental vacuum)", rowsTotal: 0))
         }
-        return all
+        return all.map { annotated($0, from: planned) }
+    }
+
+    /// `task` with the words of the planned operation that does the same thing, if any.
+    private static func annotated(_ task: Task, from planned: [MigrationOperation]) -> Task {
+        guard let match = planned.first(where: { sameStep($0.kind, task.operation.kind) }) else { return task }
+        var task = task
+        task.operation.summary = match.summary
+        task.operation.entity = match.entity
+        task.operation.property = match.property
+        task.operation.discards = match.discards
+        task.summary = match.summary
+        return task
+    }
+
+    /// Whether two operations do the same step (same kind, same table or index).
+    private static func sameStep(_ a: MigrationOperation.Kind, _ b: MigrationOperation.Kind) -> Bool {
+        switch (a, b) {
+        case (.dropTable(let x), .dropTable(let y)): return x == y
+        case (.rewriteTable(let x), .rewriteTable(let y)), (.rewriteJoinTable(let x), .rewriteJoinTable(let y)): return x.table == y.table
+        case (.dropIndex(let x, _), .dropIndex(let y, _)): return x == y
+        case (.createIndex(let x), .createIndex(let y)): return x.name == y.name
+        case (.incrementalVacuum, .incrementalVacuum): return true
+        default: return false
+        }
+    }
+
+    // MARK: - The plan's deferrable part
+
+    /// The deferrable part of a plan whose synchronous part is `synchronous`: the tasks that
+    /// the ledger of a store at `source` holds once it opens at `destination` — computed by
+    /// running `synchronous` on an empty in-memory store of `source` and reconciling it with
+    /// `destination`, exactly as the open path reconciles the real store. Tasks the open
+    /// path runs at once (unique indexes the model needs) come back in `synchronous`.
+    static func deferrablePart(from source: StorageLayout, to destination: StorageLayout, synchronous: [MigrationOperation],
+                               planned: [MigrationOperation]) throws -> (synchronous: [MigrationOperation], deferrable: [MigrationOperation]) {
+        let queue = try DatabaseQueue()
+        return try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            for statement in source.creationSQL { try db.execute(sql: statement) }
+            for operation in synchronous { try operation.execute(in: db) }
+            var sync = synchronous
+            var deferrable: [MigrationOperation] = []
+            for task in try tasks(for: destination, in: db, planned: planned) {
+                if task.operation.isDeferrable { deferrable.append(task.operation) } else { sync.append(task.operation) }
+            }
+            return (sync, deferrable)
+        }
     }
 
     static func shadowName(_ table: String) -> String { "_strata_rewrite_\(table)" }

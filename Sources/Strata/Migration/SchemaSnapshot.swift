@@ -16,6 +16,7 @@ import GRDB
 /// #expect(migrated == fresh)
 /// ```
 public enum SchemaSnapshot {
+    /// The store's schema as sorted, normalized SQL statements (Strata's own tables left out).
     public static func of(_ db: GRDB.Database) throws -> [String] {
         let rows = try Row.fetchAll(db, sql: """
             SELECT type, name, tbl_name, sql FROM sqlite_master

@@ -15,8 +15,11 @@ import Foundation
 public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is. Extensible: new codes may be added.
     public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The code's name.
         public var rawValue: String
+        /// A code by name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// The manager has no stages, or a lightweight stage lists no version.
@@ -53,6 +56,7 @@ public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConve
         public static let dropsEveryEntity = Code(rawValue: "dropsEveryEntity")
     }
 
+    /// What went wrong.
     public var code: Code
     /// What went wrong and what to do.
     public var reason: String
@@ -60,12 +64,14 @@ public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConve
     public var path: String?
     /// The stage involved (1-based position and label), when one was.
     public var stage: Int?
+    /// The label of the stage concerned.
     public var stageLabel: String?
     /// The version the store is at after the failure (the last completed hop), when known.
     public var completedVersion: String?
     /// The underlying error (a handler's, SQLite's, inference's), if any.
     public var underlying: String?
 
+    /// An error with the store and stage concerned.
     public init(_ code: Code, _ reason: String, path: String? = nil, stage: Int? = nil, stageLabel: String? = nil,
                 completedVersion: String? = nil, underlying: String? = nil) {
         self.code = code
@@ -77,6 +83,7 @@ public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConve
         self.underlying = underlying
     }
 
+    /// The reason, with the store and stage.
     public var description: String {
         var text = path.map { "\($0): " } ?? ""
         text += reason

@@ -12,7 +12,10 @@ extension StagedMigrationManager {
     /// a `staged` history entry commit together. A failure or a kill leaves the store at the
     /// last completed version; running again resumes from there.
     ///
-    /// - Parameter progress: called on the calling thread at each phase of each hop.
+    /// - Parameters:
+    ///   - url: The store file.
+    ///   - options: Cleanup deferral, backup, busy timeout, where to stop.
+    ///   - progress: called on the calling thread at each phase of each hop.
     /// - Throws: ``StagedMigrationError``; for failures while running, `completedVersion`
     ///   names the version the store is at.
     @discardableResult
@@ -177,7 +180,7 @@ struct StagedMigrationRunner {
     /// One hop in one transaction.
     private func runHop(_ hop: StagedMigrationHop, plan: MigrationPlan, number: Int, of count: Int, stageCount: Int,
                         deferredBackup: URL? = nil, in db: Database) throws -> StagedMigrationReport.Hop {
-        let current = try MetadataSchema.read(from: db, path: path)
+        let current = try StoreMetadata.read(from: db, path: path)
         guard current.modelChecksum == hop.source.checksum else {
             throw StagedMigrationError(.store, "the store changed during the migration: it is at '\(current.modelVersion)', not '\(hop.source.version)'; run the migration again", path: path, completedVersion: current.modelVersion)
         }
@@ -227,7 +230,7 @@ struct StagedMigrationRunner {
                 if let deferredBackup {
                     // In the hop's transaction: the cleanup can never run without it before. The
                     // later hops' ledger rewrites keep a pending backup first.
-                    let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(MetadataSchema.deferredTable) WHERE kind = 'backup'") ?? 0
+                    let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(DeferredLedger.table) WHERE kind = 'backup'") ?? 0
                     if pending == 0 {
                         try DeferredLedger.appendBackup(to: deferredBackup, reason: "the migration from '\(current.modelVersion)' to '\(hop.destination.version)' destroys nothing until then", in: db)
                     }

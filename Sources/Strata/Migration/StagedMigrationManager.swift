@@ -32,6 +32,7 @@ public struct StagedMigrationManager: Sendable {
     /// versions, usually); custom stages' models are added to them.
     public var models: [ObjectModel]
 
+    /// A manager running `stages` in order; `models` are the versions custom stages may name.
     public init(stages: [MigrationStage], models: [ObjectModel] = []) {
         self.stages = stages
         self.models = models
@@ -172,9 +173,13 @@ public struct StagedMigrationChain: Sendable {
 public struct StagedMigrationHop: Sendable {
     /// The stage's 1-based position and label.
     public let stage: Int
+    /// The stage's label.
     public let stageLabel: String
+    /// Whether the stage is custom (has handlers).
     public let isCustom: Bool
+    /// The model migrated from.
     public let source: ObjectModel
+    /// The model migrated to.
     public let destination: ObjectModel
     let willMigrate: MigrationStage.Handler?
     let didMigrate: MigrationStage.Handler?

@@ -20,11 +20,13 @@ public struct StagedMigrationOptions: Sendable {
     public var busyTimeout: TimeInterval
     /// Stop after this version (by name) instead of the chain's end.
     public var stopAfterVersion: String?
+    /// Where the migration logs.
     public var logger: Logger
     /// Allow a migration after which none of the store's entities is left (all its data
     /// dropped); refused by default (``StagedMigrationError/Code/dropsEveryEntity``).
     public var allowsDroppingAllEntities: Bool
 
+    /// Options; by default the cleanup is deferred and no backup is written.
     public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,
                 stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration"),
                 allowsDroppingAllEntities: Bool = false, onlineBackupURL: URL? = nil) {
@@ -40,6 +42,7 @@ public struct StagedMigrationOptions: Sendable {
 
 /// Where a staged migration is, reported to the progress callback.
 public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
+    /// What the migration is doing.
     public enum Phase: String, Sendable {
         /// The backup is being written.
         case backingUp
@@ -59,14 +62,21 @@ public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
         case finished
     }
 
+    /// What it is doing.
     public var phase: Phase
+    /// The current stage (0-based).
     public var stage: Int
+    /// The number of stages.
     public var stageCount: Int
+    /// The current stage's label.
     public var stageLabel: String
     /// 1-based hop among the hops this run performs.
     public var hop: Int
+    /// The number of hops.
     public var hopCount: Int
+    /// The version of the current hop's start.
     public var fromVersion: String
+    /// The version of the current hop's end.
     public var toVersion: String
     /// Rows in the tables the hop touches (estimated from primary keys, before the hop).
     public var rowsTouched: Int64
@@ -81,6 +91,7 @@ public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
         return min(1, max(0, done / Double(hopCount)))
     }
 
+    /// The phase in words: `backing up`, `cleaning up at 'Aircraft 3'`, …
     public var description: String {
         switch phase {
         case .backingUp: return "backing up"
@@ -97,18 +108,27 @@ public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
 public struct StagedMigrationReport: Sendable {
     /// One committed hop.
     public struct Hop: Sendable, Hashable {
+        /// The stage (0-based).
         public var stage: Int
+        /// The stage's label.
         public var stageLabel: String
+        /// The version before the hop.
         public var fromVersion: String
+        /// The version after the hop.
         public var toVersion: String
+        /// The synchronous operations run.
         public var synchronousOperations: Int
+        /// Rows written by the operations and handlers.
         public var rowsWritten: Int64
+        /// How long the hop took.
         public var duration: Duration
     }
 
     /// The store's version before, and after.
     public var startVersion: String
+    /// The version after.
     public var endVersion: String
+    /// Every committed hop, in order.
     public var hops: [Hop]
     /// Where the backup was written, if one was.
     public var backupURL: URL?

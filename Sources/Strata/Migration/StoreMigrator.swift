@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrataUnits
 
 /// Migrates a store file at open: infers a lightweight plan from the model embedded in the
 /// store to the requested model, counts the stored objects the new model would leave invalid
@@ -60,7 +61,7 @@ enum StoreMigrator {
                             toVersion: model.version, toChecksum: model.checksum,
                             detail: "copied to \(destination.path) before migrating (\(options.deferCleanup ? "the synchronous part destroys data" : "cleanup is not deferred"))"), in: db)
                     case .deferred(let destination):
-                        let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(MetadataSchema.deferredTable) WHERE kind = 'backup'") ?? 0
+                        let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(DeferredLedger.table) WHERE kind = 'backup'") ?? 0
                         if pending == 0 {
                             try DeferredLedger.appendBackup(to: destination, reason: "the migration from '\(metadata.modelVersion)' to '\(model.version)' destroys nothing until then", in: db)
                         }
@@ -77,9 +78,9 @@ enum StoreMigrator {
             storeOptions.logger.notice("migrated store", metadata: [
                 "strata.store": "\(path)", "strata.from": "\(metadata.modelVersion)", "strata.to": "\(model.version)",
                 "strata.deferred": "\(options.deferCleanup)",
-                "strata.phases_ms": "\(phases.map { "\($0.0)=\(String(format: "%.1f", Double($0.1.components.attoseconds) / 1e15 + Double($0.1.components.seconds) * 1000))" }.joined(separator: ","))",
+                "strata.phases_ms": "\(phases.map { "\($0.0)=\(String(format: "%.1f", $0.1.milliseconds))" }.joined(separator: ","))",
             ])
-            return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
+            return try queue.read { db in try StoreMetadata.read(from: db, path: path) }
         } catch let error as MigrationError {
             throw StoreError(.migrationRefused, path: path, "migration from '\(metadata.modelVersion)' to '\(model.version)' failed, nothing was changed: \(error)",
                              storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
@@ -138,13 +139,8 @@ enum StoreMigrator {
     /// Replaces the ledger with what separates the physical schema from a fresh store of `model`.
     /// Unique indexes the model needs are built now (they are part of correctness).
     static func rewriteLedger(for model: ObjectModel, plan: MigrationPlan?, in db: Database) throws {
-        var reasons: [String: [String]] = [:]
-        for operation in plan?.deferrable ?? [] {
-            if case .rewriteTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
-            if case .rewriteJoinTable(let r) = operation.kind { reasons[r.table, default: []] += r.reasons }
-        }
         try DeferredLedger.removeAll(in: db)
-        for task in try SchemaReconciler.tasks(for: StorageLayout(model: model), in: db, reasons: reasons) {
+        for task in try SchemaReconciler.tasks(for: StorageLayout(model: model), in: db, planned: plan?.deferrable ?? []) {
             if !task.operation.isDeferrable {
                 try task.operation.execute(in: db)
                 continue

@@ -18,12 +18,16 @@ import GRDB
 public enum StoreValidation {
     /// Objects of one entity that break one rule.
     public struct Violation: Sendable, Hashable, CustomStringConvertible {
+        /// The entity whose objects break the rule.
         public var entity: String
+        /// The property concerned.
         public var property: String
+        /// The rule broken.
         public var rule: ObjectRequirement.Rule
         /// How many objects break it.
         public var count: Int64
 
+        /// `2 'Aircraft' objects have no value for non-optional 'tailNumber'`.
         public var description: String {
             let objects = count == 1 ? "1 '\(entity)' object" : "\(count) '\(entity)' objects"
             let have = count == 1 ? "has" : "have"

@@ -9,6 +9,7 @@ import Foundation
 public struct Attribute: Sendable, Hashable {
     /// The property name, also the column name (composite leaves are prefixed by their path).
     public var name: String
+    /// The value type.
     public var type: AttributeType
     /// Whether the attribute may be nil. Enforced by the object layer on save, not by SQL.
     public var isOptional: Bool
@@ -28,6 +29,7 @@ public struct Attribute: Sendable, Hashable {
     /// Kept with the model; not part of the version checksum.
     public var preservesValueInHistoryOnDeletion: Bool
 
+    /// An attribute; optional, without default, persistent unless told otherwise.
     public init(
         _ name: String, _ type: AttributeType, isOptional: Bool = true, defaultValue: Value? = nil,
         renamingIdentifier: String? = nil, userInfo: [String: String] = [:], isTransient: Bool = false,
@@ -53,12 +55,18 @@ public struct Attribute: Sendable, Hashable {
 /// Each leaf becomes its own column, named by its path with `_`: `colorScheme.primary` is
 /// stored in the column `colorScheme_primary`, and can be indexed, sorted and queried by keypath.
 public struct CompositeAttribute: Sendable, Hashable {
+    /// The composite's name.
     public var name: String
+    /// Its elements: attributes or nested composites.
     public var elements: [CompositeElement]
+    /// Whether the whole composite may be absent.
     public var isOptional: Bool
+    /// The name it had in an earlier version, for migration.
     public var renamingIdentifier: String?
+    /// Free-form metadata (not part of the checksum).
     public var userInfo: [String: String]
 
+    /// A composite attribute of `elements`.
     public init(
         _ name: String, elements: [CompositeElement], isOptional: Bool = true,
         renamingIdentifier: String? = nil, userInfo: [String: String] = [:]
@@ -89,6 +97,7 @@ public indirect enum CompositeElement: Sendable, Hashable {
     case attribute(Attribute)
     case composite(CompositeAttribute)
 
+    /// The element's name.
     public var name: String {
         switch self {
         case .attribute(let a): return a.name

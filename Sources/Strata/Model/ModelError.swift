@@ -5,6 +5,7 @@ import Foundation
 /// The message names the file (when there is one), the version, the entity and the property,
 /// and says what to change.
 public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with the model.
     public enum Code: String, Sendable, Hashable {
         case duplicateName
         case invalidIdentifier
@@ -26,14 +27,20 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
         case unsupportedFeature
     }
 
+    /// What is wrong.
     public var code: Code
+    /// The model file, if any.
     public var file: String?
+    /// The model version, if known.
     public var version: String?
+    /// The entity concerned.
     public var entity: String?
+    /// The property concerned.
     public var property: String?
     /// What is wrong and what to do, without the location (see ``description``).
     public var reason: String
 
+    /// An error with its location.
     public init(
         _ code: Code, _ reason: String, file: String? = nil, version: String? = nil, entity: String? = nil,
         property: String? = nil

@@ -16,6 +16,7 @@ public struct ObjectModel: Sendable, Hashable {
     /// The version's name (`"Aircraft 1"`), used in messages and model directories.
     /// Not part of the checksum.
     public var version: String
+    /// The entities, sorted by name.
     public var entities: [Entity] {
         didSet { lookup = ModelLookup() }
     }
@@ -31,6 +32,7 @@ public struct ObjectModel: Sendable, Hashable {
     /// Entity lookups by name and parent, built once per set of entities (not part of equality).
     private var lookup = ModelLookup()
 
+    /// A model version of `entities`; `nextVersion` names the version a progressive migration goes to next.
     public init(version: String, entities: [Entity], nextVersion: String? = nil, userInfo: [String: String] = [:],
                 versionIdentifier: String? = nil) {
         self.version = version
@@ -42,11 +44,13 @@ public struct ObjectModel: Sendable, Hashable {
 
     // MARK: - Equality
 
+    /// Models are equal when their version, entities, next version, user info and version identifier are.
     public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool {
         lhs.version == rhs.version && lhs.entities == rhs.entities && lhs.nextVersion == rhs.nextVersion
             && lhs.userInfo == rhs.userInfo && lhs.versionIdentifier == rhs.versionIdentifier
     }
 
+    /// Hashes what equality compares (see `==`).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(version)
         hasher.combine(entities)
@@ -120,10 +124,12 @@ public struct ObjectModel: Sendable, Hashable {
         allAttributes(of: name).filter { !$0.isTransient }
     }
 
+    /// The composites of entity `name`, inherited ones included.
     public func allComposites(of name: String) -> [CompositeAttribute] {
         ancestry(of: name).reversed().flatMap(\.composites)
     }
 
+    /// The relationships of entity `name`, inherited ones included.
     public func allRelationships(of name: String) -> [Relationship] {
         ancestry(of: name).reversed().flatMap(\.relationships)
     }

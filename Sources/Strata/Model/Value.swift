@@ -43,7 +43,9 @@ public enum Value: Sendable, Hashable {
 
     // MARK: - Accessors
 
+    /// The string, if this is one.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The integer, if this is one (a Boolean as 0/1, a whole double as its integer).
     public var int64Value: Int64? {
         switch self {
         case .int(let i): return i
@@ -52,6 +54,7 @@ public enum Value: Sendable, Hashable {
         default: return nil
         }
     }
+    /// The number as a double, if this is a number.
     public var doubleValue: Double? {
         switch self {
         case .int(let i): return Double(i)
@@ -60,6 +63,7 @@ public enum Value: Sendable, Hashable {
         default: return nil
         }
     }
+    /// The Boolean, if this is one (an integer: whether it is not 0).
     public var boolValue: Bool? {
         switch self {
         case .bool(let b): return b
@@ -67,10 +71,15 @@ public enum Value: Sendable, Hashable {
         default: return nil
         }
     }
+    /// The date, if this is one.
     public var dateValue: Date? { if case .date(let d) = self { return d } else { return nil } }
+    /// The bytes, if this is data.
     public var dataValue: Data? { if case .data(let d) = self { return d } else { return nil } }
+    /// The UUID, if this is one.
     public var uuidValue: UUID? { if case .uuid(let u) = self { return u } else { return nil } }
+    /// The URL, if this is one.
     public var uriValue: URL? { if case .uri(let u) = self { return u } else { return nil } }
+    /// The decimal, if this is a number.
     public var decimalValue: Decimal? {
         switch self {
         case .decimal(let d): return d
@@ -155,10 +164,15 @@ public enum Value: Sendable, Hashable {
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
 {
+    /// A string value.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer value.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A double value.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A Boolean value.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// The null value.
     public init(nilLiteral: ()) { self = .null }
 }
 
@@ -203,5 +217,6 @@ extension Data: ValueConvertible { public var strataValue: Value { .data(self) }
 extension UUID: ValueConvertible { public var strataValue: Value { .uuid(self) } }
 extension URL: ValueConvertible { public var strataValue: Value { .uri(self) } }
 extension Optional: ValueConvertible where Wrapped: ValueConvertible {
+    /// The value, or null.
     public var strataValue: Value { self?.strataValue ?? .null }
 }

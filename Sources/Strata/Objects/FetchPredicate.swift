@@ -125,7 +125,9 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// `NOT self`.
     public var negated: FetchPredicate { .not(self) }
 
+    /// Both predicates (`AND`).
     public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate { lhs.and(rhs) }
+    /// Either predicate (`OR`).
     public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate { lhs.or(rhs) }
     public static prefix func ! (predicate: FetchPredicate) -> FetchPredicate { predicate.negated }
 }

@@ -15,6 +15,7 @@ import Foundation
 ///
 /// Argument values are never part of the message.
 public struct FetchPredicateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with the predicate.
     public enum Code: String, Sendable, Hashable {
         /// The format does not follow the grammar.
         case syntax
@@ -45,6 +46,7 @@ public struct FetchPredicateError: Error, Sendable, Hashable, CustomStringConver
         case limitExceeded
     }
 
+    /// What is wrong.
     public var code: Code
     /// The predicate format (or sort keypath) the problem is in; empty when there is none.
     public var format: String
@@ -57,6 +59,7 @@ public struct FetchPredicateError: Error, Sendable, Hashable, CustomStringConver
     /// The keypath at fault, for semantic errors.
     public var keyPath: String?
 
+    /// An error at `offset` of the predicate's format (nil when it is not about one place).
     public init(
         _ code: Code, _ reason: String, format: String = "", position: Int? = nil, entity: String? = nil,
         keyPath: String? = nil

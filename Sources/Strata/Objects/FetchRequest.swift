@@ -24,6 +24,7 @@ public struct FetchRequest: Sendable, Hashable {
     /// Whether objects of sub-entities match (Core Data's default, true).
     public var includesSubentities: Bool
 
+    /// A request for objects of `entityName` matching `predicate`, in `sortDescriptors` order, at most `fetchLimit` from `fetchOffset`.
     public init(
         entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = [], fetchLimit: Int? = nil,
         fetchOffset: Int = 0, includesSubentities: Bool = true

@@ -16,10 +16,14 @@ import Foundation
 /// primary key, so that equal keys come out in a stable order and paging with
 /// `fetchOffset` neither skips nor repeats objects.
 public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
+    /// The key path to sort by: `tailNumber`, `owner.name`.
     public var keyPath: String
+    /// Whether smaller values come first.
     public var ascending: Bool
+    /// Whether strings compare without regard to case.
     public var caseInsensitive: Bool
 
+    /// Sorts by `keyPath`, ascending unless told otherwise.
     public init(_ keyPath: String, ascending: Bool = true, caseInsensitive: Bool = false) {
         self.keyPath = keyPath
         self.ascending = ascending

@@ -17,6 +17,7 @@ import Foundation
 /// subscripts is a programming error (a precondition); ``setValue(_:forKeyPath:)`` throws
 /// instead, for values that come from users, files or sockets.
 public final class ManagedObject {
+    /// The object's identity; temporary (negative primary key) until its insert is saved.
     public internal(set) var objectID: ObjectID
     /// The entity and its storage, shared by every object of the entity in the context.
     let info: EntityInfo
@@ -51,7 +52,9 @@ public final class ManagedObject {
     /// Values of transient attributes set on this object: kept in memory, never saved.
     var transientValues: [String: Value] = [:]
 
+    /// Whether the object was inserted in its context and not yet saved.
     public internal(set) var isInserted = false
+    /// Whether the object was deleted in its context (the delete is written on save).
     public internal(set) var isDeleted = false
 
     enum ToOneTarget {
@@ -178,6 +181,7 @@ public final class ManagedObject {
 }
 
 extension ManagedObject: CustomStringConvertible {
+    /// `<ObjectID inserted key=value, …>` (the first six values).
     public var description: String {
         let shown = layout.slots.indices.prefix(6).map { "\(layout.slots[$0].keyPath)=\(values[$0])" }.joined(separator: ", ")
         return "<\(objectID)\(isDeleted ? " deleted" : "")\(isInserted ? " inserted" : "") \(shown)>"

@@ -67,6 +67,7 @@ public final class ObjectContext {
         return list
     }
 
+    /// A context on `store`, with no pending changes.
     public init(store: PersistentStore) {
         self.backingStore = store
         self.model = store.model
@@ -114,8 +115,11 @@ public final class ObjectContext {
 
     /// Whether any object has unsaved changes.
     public var hasChanges: Bool { !inserted.isEmpty || !deleted.isEmpty || updated.values.contains { $0.hasChanges } }
+    /// Objects inserted since the last save.
     public var insertedObjects: [ManagedObject] { inserted }
+    /// Saved objects changed since the last save.
     public var updatedObjects: [ManagedObject] { updated.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasChanges } }
+    /// Objects deleted since the last save.
     public var deletedObjects: [ManagedObject] { deleted }
 
     // MARK: - Inserting

@@ -4,6 +4,7 @@ import Foundation
 ///
 /// The message names the entity, property and object, and what to do.
 public struct ObjectContextError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
     public enum Code: String, Sendable, Hashable {
         case unknownEntity
         case unknownProperty
@@ -21,14 +22,20 @@ public struct ObjectContextError: Error, Sendable, CustomStringConvertible {
         case decoding
     }
 
+    /// What went wrong.
     public var code: Code
+    /// The entity concerned, if any.
     public var entity: String?
+    /// The property concerned, if any.
     public var property: String?
+    /// The object concerned, if any.
     public var objectID: ObjectID?
+    /// Why, and what to do.
     public var reason: String
     /// The underlying store error for ``Code/store``.
     public var storeError: StoreError?
 
+    /// An error with its context.
     public init(_ code: Code, _ reason: String, entity: String? = nil, property: String? = nil, objectID: ObjectID? = nil,
                 storeError: StoreError? = nil) {
         self.code = code
@@ -39,6 +46,7 @@ public struct ObjectContextError: Error, Sendable, CustomStringConvertible {
         self.storeError = storeError
     }
 
+    /// The reason, prefixed with the entity, property and object.
     public var description: String {
         if let storeError { return storeError.description }
         var location: [String] = []

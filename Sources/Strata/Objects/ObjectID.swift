@@ -5,15 +5,18 @@ import Foundation
 /// Objects inserted but not yet saved have a temporary identifier (``isTemporary``); saving
 /// gives them their permanent one, as Core Data does.
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The object's entity.
     public let entityName: String
     /// The row's `_pk`; negative for temporary identifiers.
     public let primaryKey: Int64
 
+    /// The identity of the `entityName` object with `primaryKey`.
     public init(entityName: String, primaryKey: Int64) {
         self.entityName = entityName
         self.primaryKey = primaryKey
     }
 
+    /// Whether the object has not been saved yet (its key is provisional).
     public var isTemporary: Bool { primaryKey < 0 }
 
     /// Hashes the primary key only: identifiers of different entities rarely share one, and

@@ -17,6 +17,7 @@ public protocol PredicateArgument: Sendable {
 }
 
 extension PredicateArgument where Self: ValueConvertible {
+    /// The value as a predicate operand.
     public var predicateOperand: PredicateOperand { .value(strataValue) }
 }
 
@@ -37,10 +38,12 @@ extension UUID: PredicateArgument {}
 extension URL: PredicateArgument {}
 
 extension Optional: PredicateArgument where Wrapped: PredicateArgument {
+    /// The value, or `nil` (SQL `NULL`).
     public var predicateOperand: PredicateOperand { self?.predicateOperand ?? .value(.null) }
 }
 
 extension Array: PredicateArgument where Element: PredicateArgument {
+    /// The elements as a list (for `IN`).
     public var predicateOperand: PredicateOperand { .list(map(\.predicateOperand)) }
 }
 
@@ -53,16 +56,21 @@ extension Set: PredicateArgument where Element: PredicateArgument {
 }
 
 extension ContiguousArray: PredicateArgument where Element: PredicateArgument {
+    /// The elements as a list (for `IN`).
     public var predicateOperand: PredicateOperand { .list(map(\.predicateOperand)) }
 }
 
 /// A heterogeneous list argument: `PredicateList([1, "two", nil as String?])`.
 public struct PredicateList: PredicateArgument, Hashable {
+    /// The operands of the list.
     public var elements: [PredicateOperand]
+    /// A list of mixed arguments.
     public init(_ elements: [any PredicateArgument]) { self.elements = elements.map(\.predicateOperand) }
+    /// The list as an operand.
     public var predicateOperand: PredicateOperand { .list(elements) }
 }
 
 extension PredicateOperand: PredicateArgument {
+    /// The operand itself.
     public var predicateOperand: PredicateOperand { self }
 }

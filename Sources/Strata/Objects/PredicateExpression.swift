@@ -1,6 +1,6 @@
 import Foundation
 
-/// The boolean tree of a ``Predicate`` (NSPredicate's compound and comparison predicates).
+/// The boolean tree of a ``FetchPredicate`` (NSPredicate's compound and comparison predicates).
 public indirect enum PredicateExpression: Sendable, Hashable {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
@@ -76,7 +76,9 @@ public enum PredicateOperator: String, Sendable, Hashable, CaseIterable {
 
 /// String comparison options: `[c]`, `[d]`, `[cd]`.
 public struct PredicateOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
     public let rawValue: Int
+    /// Options from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// `[c]`: case-insensitive (Unicode case folding, not just ASCII).
@@ -102,14 +104,20 @@ public enum PredicateModifier: String, Sendable, Hashable {
 
 /// `modifier left op[options] right`.
 public struct PredicateComparison: Sendable, Hashable {
+    /// `ANY`, `ALL`, `NONE` or direct.
     public var modifier: PredicateModifier
+    /// The left operand (usually a key path).
     public var left: PredicateOperand
+    /// The comparison.
     public var `operator`: PredicateOperator
+    /// `[c]`, `[d]`: case and diacritic insensitivity.
     public var options: PredicateOptions
+    /// The right operand.
     public var right: PredicateOperand
     /// Where the comparison came from, for error messages. Not part of equality.
     public var source: PredicateSource
 
+    /// A comparison of `left` and `right`.
     public init(
         _ left: PredicateOperand, _ op: PredicateOperator, _ right: PredicateOperand, options: PredicateOptions = [],
         modifier: PredicateModifier = .direct, source: PredicateSource = PredicateSource()
@@ -129,11 +137,16 @@ public struct PredicateComparison: Sendable, Hashable {
 /// Two sources always compare equal and hash alike: a predicate's identity is its tree, not
 /// the text it was written in.
 public struct PredicateSource: Sendable, Hashable {
+    /// The predicate's format text.
     public var format: String
+    /// Where the left operand starts in ``format``.
     public var leftOffset: Int?
+    /// Where the operator starts in ``format``.
     public var operatorOffset: Int?
+    /// Where the right operand starts in ``format``.
     public var rightOffset: Int?
 
+    /// A position in a predicate's format (for error messages).
     public init(format: String = "", leftOffset: Int? = nil, operatorOffset: Int? = nil, rightOffset: Int? = nil) {
         self.format = format
         self.leftOffset = leftOffset
@@ -141,7 +154,9 @@ public struct PredicateSource: Sendable, Hashable {
         self.rightOffset = rightOffset
     }
 
+    /// Always equal: where a comparison came from does not change what it means.
     public static func == (lhs: PredicateSource, rhs: PredicateSource) -> Bool { true }
+    /// Hashes nothing (see `==`).
     public func hash(into hasher: inout Hasher) {}
 }
 
@@ -175,6 +190,7 @@ extension PredicateExpression: CustomStringConvertible {
 }
 
 extension PredicateComparison: CustomStringConvertible {
+    /// The operator as the format writes it.
     public var description: String {
         let prefix = modifier == .direct ? "" : modifier.rawValue + " "
         return "\(prefix)\(left) \(self.operator.rawValue)\(options.formatSuffix) \(right)"
@@ -182,6 +198,7 @@ extension PredicateComparison: CustomStringConvertible {
 }
 
 extension PredicateOperand: CustomStringConvertible {
+    /// The expression in the predicate format.
     public var description: String {
         switch self {
         case .keyPath(let k): return PredicateParser.renderKeyPath(k)

@@ -22,11 +22,17 @@ import Foundation
 /// reaches one gets the same ``FetchPredicateError/Code/limitExceeded`` error, naming it,
 /// instead of a store failure.
 public struct PredicateLimits: Sendable, Hashable {
+    /// The longest format, in characters.
     public let maxFormatLength: Int
+    /// The deepest nesting of parentheses and subqueries.
     public let maxNestingDepth: Int
+    /// The most components in one key path.
     public let maxKeyPathComponents: Int
+    /// The most tables one fetch joins.
     public let maxJoinedTables: Int
+    /// The most sort descriptors in one request.
     public let maxSortDescriptors: Int
+    /// The most values bound to one statement.
     public let maxBoundValues: Int
 
     /// The limits every fetch uses.

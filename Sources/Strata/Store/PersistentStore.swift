@@ -22,15 +22,20 @@ public final class PersistentStore: Sendable {
     public let model: ObjectModel
     /// How the model maps to tables and columns.
     public let layout: StorageLayout
+    /// The options the store was opened with.
     public let options: StoreOptions
     /// The store's identifier (a UUID kept in its metadata).
     public let identifier: String
     /// The GRDB connection pool: one writer, concurrent readers (WAL).
-    public let database: DatabasePool
-    /// An online backup paused between two runs of the deferred work (see ``OnlineBackup``).
-    let backupInProgress = Mutex<OnlineBackup?>(nil)
-    /// Sort buffers of index builds paused between two runs, by container table.
-    let indexBuffers = Mutex<[String: IndexSortBuffer]>([:])
+    ///
+    /// Package access only: applications go through contexts, fetch requests and the
+    /// migration API, which keep the metadata, the ledger and the optimistic-locking versions
+    /// right; the package's own tools (stratactl, strata-bench) and tests read it directly.
+    package let database: DatabasePool
+    /// What the deferred finisher keeps open between two runs on this store (a paused online
+    /// backup, the sort buffers of paused index builds), by key; released when the store
+    /// closes. Migration/ owns and types them (`PersistentStore+FinisherResources.swift`).
+    let finisherResources = Mutex<[String: any FinisherResource]>([:])
     /// Where the deferred work's WAL checkpoints run, off the writer (``WALCheckpointer``):
     /// serial; a run's last checkpoint may still be on it after the run returned.
     let checkpointQueue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
@@ -42,120 +47,14 @@ public final class PersistentStore: Sendable {
         return l
     }
 
-    private init(url: URL, model: ObjectModel, options: StoreOptions, identifier: String, database: DatabasePool) {
+    /// A store on an open pool (``open(at:model:options:)`` opens, creates and migrates).
+    init(url: URL, model: ObjectModel, options: StoreOptions, identifier: String, database: DatabasePool) {
         self.url = url
         self.model = model
         self.layout = StorageLayout(model: model)
         self.options = options
         self.identifier = identifier
         self.database = database
-    }
-
-    // MARK: - Opening
-
-    /// Opens (or creates) the store at `url` for `model`.
-    ///
-    /// - Throws: ``StoreError`` naming the path and the problem; the file is unchanged.
-    public static func open(at url: URL, model: ObjectModel, options: StoreOptions = StoreOptions()) throws(StoreError) -> PersistentStore {
-        let path = url.path
-        do {
-            try model.validated()
-        } catch {
-            throw StoreError(.invalidModel, path: path, "the model is not valid: \(error); fix the model before opening a store with it")
-        }
-        switch try StoreFile.check(path) {
-        case .missing, .empty:
-            guard options.createIfMissing, !options.readOnly else {
-                throw StoreError(.notFound, path: path, "the store does not exist; create it (createIfMissing) or check the path")
-            }
-            return try create(at: url, model: model, options: options)
-        case .database:
-            return try openExisting(at: url, model: model, options: options)
-        }
-    }
-
-    /// Reads a store's metadata without opening it for writing (Core Data's `metadataForPersistentStore`).
-    public static func metadata(at url: URL, busyTimeout: TimeInterval = 5) throws(StoreError) -> StoreMetadata {
-        let path = url.path
-        switch try StoreFile.check(path) {
-        case .missing, .empty:
-            throw StoreError(.notFound, path: path, "the store does not exist; check the path")
-        case .database:
-            break
-        }
-        do {
-            let queue = try DatabaseQueue(path: sqlitePath(path, readOnly: true), configuration: connectionConfiguration(readOnly: true, busyTimeout: busyTimeout))
-            defer { try? queue.close() }
-            return try queue.read { db in try MetadataSchema.read(from: db, path: path) }
-        } catch {
-            throw StoreError.from(error, path: path, while: "reading store metadata")
-        }
-    }
-
-    private static func create(at url: URL, model: ObjectModel, options: StoreOptions) throws(StoreError) -> PersistentStore {
-        let path = url.path
-        let directory = url.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError(.readOnly, path: path, "cannot create the directory \(directory.path): \(error.localizedDescription); create it or choose another path")
-        }
-        let identifier = UUID().uuidString
-        try StoreFile.createEmptyFile(atPath: path, mode: options.fileMode)
-        do {
-            // auto_vacuum must be chosen before the first table exists, and before WAL.
-            let setup = try DatabaseQueue(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout))
-            try setup.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-            }
-            try setup.close()
-            let pool = try DatabasePool(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout))
-            let layout = StorageLayout(model: model)
-            try pool.write { db in
-                for sql in MetadataSchema.creationSQL + layout.creationSQL { try db.execute(sql: sql) }
-                try MetadataSchema.writeModel(model, in: db)
-                let now = Date()
-                try db.execute(sql: "INSERT INTO \(MetadataSchema.metadataTable)(key, value) VALUES ('storeIdentifier', ?), ('createdAt', ?)",
-                               arguments: [identifier, String(now.timeIntervalSince1970)])
-                try MetadataSchema.appendHistory(.init(at: now, kind: "created", fromVersion: nil, fromChecksum: nil,
-                                                       toVersion: model.version, toChecksum: model.checksum,
-                                                       detail: "created with \(model.entities.count) entities"), in: db)
-            }
-            let store = PersistentStore(url: url, model: model, options: options, identifier: identifier, database: pool)
-            store.logger.notice("created store", metadata: ["strata.version": "\(model.version)", "strata.checksum": "\(model.checksum)"])
-            return store
-        } catch {
-            throw StoreError.from(error, path: path, while: "creating the store")
-        }
-    }
-
-    private static func openExisting(at url: URL, model: ObjectModel, options: StoreOptions) throws(StoreError) -> PersistentStore {
-        let path = url.path
-        // Everything that can refuse the file runs on a read-only connection first.
-        let metadata = try Self.metadata(at: url, busyTimeout: options.busyTimeout)
-        var current = metadata
-        if !metadata.isCompatible(with: model) {
-            guard let migration = options.migration, migration.migrateAutomatically, !options.readOnly else {
-                throw StoreError(
-                    .incompatibleModel, path: path,
-                    "the store was written with model '\(metadata.modelVersion)' (\(metadata.modelChecksum)), not '\(model.version)' (\(model.checksum)); open it with migration options, run `stratactl migrate`, or use the matching model",
-                    storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum,
-                    modelVersion: model.version, modelChecksum: model.checksum, differences: metadata.differences(from: model))
-            }
-            current = try StoreMigrator.migrate(at: url, from: metadata, to: model, options: migration, storeOptions: options)
-        }
-        if !options.readOnly && !isWritable(path) {
-            throw StoreError(.readOnly, path: path, "the store or its directory is not writable; fix the permissions or open it with readOnly")
-        }
-        do {
-            let pool = try DatabasePool(path: sqlitePath(path, readOnly: options.readOnly), configuration: connectionConfiguration(readOnly: options.readOnly, busyTimeout: options.busyTimeout))
-            let store = PersistentStore(url: url, model: model, options: options, identifier: current.storeIdentifier, database: pool)
-            store.logger.debug("opened store", metadata: ["strata.version": "\(model.version)"])
-            return store
-        } catch {
-            throw StoreError.from(error, path: path, while: "opening the store")
-        }
     }
 
     /// The name SQLite opens. A read-only open of a WAL store in a directory that cannot be
@@ -180,7 +79,7 @@ public final class PersistentStore: Sendable {
         return info.f_flag & UInt(ST_RDONLY) != 0
     }
 
-    private static func isWritable(_ path: String) -> Bool {
+    static func isWritable(_ path: String) -> Bool {
         let directory = (path as NSString).deletingLastPathComponent
         let dir = directory.isEmpty ? "." : directory
         // access(2) says yes to root even on a read-only mount: check the mount too.
@@ -203,17 +102,25 @@ public final class PersistentStore: Sendable {
 
     // MARK: - Metadata and lifecycle
 
-    /// The store's current metadata, read from the store.
-    public func currentMetadata() throws(StoreError) -> StoreMetadata {
+    /// A cheap row count per table, without a full scan: the primary-key span, as the deferred
+    /// ledger estimates the rows of its tasks. Tables the store does not have are left out.
+    ///
+    /// ```swift
+    /// let rows = try store.estimatedRowCounts(ofTables: ["Aircraft"])   // ["Aircraft": 200000]
+    /// ```
+    public func estimatedRowCounts(ofTables tables: Set<String>) throws(StoreError) -> [String: Int64] {
         do {
-            return try database.read { db in try MetadataSchema.read(from: db, path: path) }
+            return try database.read { db in
+                var result: [String: Int64] = [:]
+                for table in tables where try db.tableExists(table) {
+                    result[table] = try TableStatistics.estimatedRows(table, db)
+                }
+                return result
+            }
         } catch {
-            throw StoreError.from(error, path: path, while: "reading store metadata")
+            throw StoreError.from(error, path: path, while: "estimating row counts")
         }
     }
-
-    /// Whether deferred cleanup is pending (the ledger is not empty).
-    public func hasPendingDeferredWork() throws(StoreError) -> Bool { !(try currentMetadata().deferred.isEmpty) }
 
     /// Checkpoints the WAL into the main file (`TRUNCATE` mode by default).
     public func checkpoint(_ kind: Database.CheckpointMode = .truncate) throws(StoreError) {
@@ -242,11 +149,10 @@ public final class PersistentStore: Sendable {
     /// Closes every connection. The store must not be used afterwards.
     public func close() throws(StoreError) {
         // A paused online backup reads through the writer connection: abandon it first (the
-        // ledger keeps the task; the next run starts the copy over).
-        if let backup = backupInProgress.withLock({ slot -> OnlineBackup? in defer { slot = nil }; return slot }) {
-            database.writeWithoutTransaction { _ in backup.abort() }
+        // ledger keeps the task; the next run starts the copy over); index sort buffers close.
+        for resource in finisherResources.withLock({ resources in defer { resources = [:] }; return Array(resources.values) }) {
+            resource.release(on: database)
         }
-        for buffer in indexBuffers.withLock({ buffers in defer { buffers = [:] }; return Array(buffers.values) }) { buffer.close() }
         // The last run's checkpoint, if it still runs (a run never waits for it).
         checkpointQueue.sync {}
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
@@ -258,4 +164,11 @@ enum StoreConnection {
     static func prepare(_ db: Database) {
         SQLFunctions.register(in: db)
     }
+}
+
+/// Something the deferred finisher keeps open between two runs on a store (a paused online
+/// backup, an index build's sort buffer): released when the store closes.
+protocol FinisherResource: Sendable {
+    /// Releases the resource (before the store's connections close).
+    func release(on database: DatabasePool)
 }

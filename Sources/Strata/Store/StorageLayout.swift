@@ -17,17 +17,25 @@ import Foundation
 ///
 /// The layout is a pure function of the model; computing it has no side effects.
 public struct StorageLayout: Sendable, Hashable {
+    /// The model the layout maps.
     public let model: ObjectModel
+    /// Entity tables by name.
     public private(set) var tables: [String: TableLayout] = [:]
+    /// Join tables by name.
     public private(set) var joinTables: [String: JoinTableLayout] = [:]
+    /// Every index, in creation order.
     public private(set) var indexes: [IndexLayout] = []
     /// Per entity name: the table and where each property lives.
     public private(set) var entities: [String: EntityLayout] = [:]
 
+    /// The integer primary key column of every table.
     public static let primaryKeyColumn = "_pk"
+    /// The optimistic-locking version column of every entity table.
     public static let versionColumn = "_version"
+    /// The column naming each row's entity in a table shared by a hierarchy.
     public static let entityColumn = "_entity"
 
+    /// Computes the layout of `model` (a pure function of it).
     public init(model: ObjectModel) {
         self.model = model
         for root in model.rootEntities { addTable(for: root) }
@@ -46,8 +54,10 @@ public struct StorageLayout: Sendable, Hashable {
 
     // MARK: - Lookup
 
+    /// The storage of entity `name`, nil when the model has no such entity.
     public func entity(_ name: String) -> EntityLayout? { entities[name] }
 
+    /// The table that stores entity `name` (its hierarchy's table).
     public func table(forEntity name: String) -> TableLayout? {
         entities[name].flatMap { tables[$0.table] }
     }
@@ -207,15 +217,20 @@ public struct StorageLayout: Sendable, Hashable {
 
 /// A table holding one entity hierarchy.
 public struct TableLayout: Sendable, Hashable {
+    /// The table's name (the root entity's).
     public var name: String
+    /// The root entity of the hierarchy stored here.
     public var rootEntity: String
+    /// The columns, system columns first.
     public var columns: [ColumnLayout]
 
+    /// The column named `name`, if any.
     public func column(named name: String) -> ColumnLayout? { columns.first { $0.name == name } }
 }
 
 /// One column of an entity table.
 public struct ColumnLayout: Sendable, Hashable {
+    /// What a column stores.
     public enum Role: Sendable, Hashable {
         case primaryKey
         case version
@@ -224,21 +239,33 @@ public struct ColumnLayout: Sendable, Hashable {
         case foreignKey(entity: String, relationship: String, destinationTable: String)
         case order(entity: String, relationship: String)
     }
+    /// The column's name.
     public var name: String
+    /// The declared SQL type (`TEXT`, `INTEGER`, `REAL`, `BLOB`, `NUMERIC`).
     public var sqlType: String
+    /// What the column stores.
     public var role: Role
 }
 
 /// A join table for a many-to-many or an inverse-less to-many relationship.
 public struct JoinTableLayout: Sendable, Hashable {
+    /// The join table's name: `<Entity>_<relationship>`.
     public var name: String
+    /// The table of the source entity.
     public var sourceTable: String
+    /// The table of the target entity.
     public var targetTable: String
+    /// The entity whose relationship names the table.
     public var sourceEntity: String
+    /// The relationship of `sourceEntity` stored here.
     public var sourceRelationship: String
+    /// The entity at the other end.
     public var targetEntity: String
+    /// The inverse relationship, if there is one.
     public var targetRelationship: String?
+    /// Whether the source side is ordered (a `source_order` column).
     public var sourceOrdered: Bool
+    /// Whether the target side is ordered (a `target_order` column).
     public var targetOrdered: Bool
 
     /// Column names, in order.
@@ -250,10 +277,14 @@ public struct JoinTableLayout: Sendable, Hashable {
 /// A SQL index derived from a fetch index, a uniqueness constraint, a to-one relationship,
 /// a join table or an entity hierarchy.
 public struct IndexLayout: Sendable, Hashable {
+    /// One indexed column and its direction.
     public struct Column: Sendable, Hashable {
+        /// The column's name.
         public var name: String
+        /// Whether the column sorts ascending (`DESC` otherwise).
         public var ascending: Bool
     }
+    /// What in the model asks for the index.
     public enum Origin: Sendable, Hashable {
         case fetchIndex(entity: String, name: String)
         case uniqueness(entity: String, keyPaths: [String])
@@ -261,18 +292,25 @@ public struct IndexLayout: Sendable, Hashable {
         case joinTable(name: String)
         case entityColumn(table: String)
     }
+    /// The index's name.
     public var name: String
+    /// The table it indexes.
     public var table: String
+    /// The indexed columns, in order.
     public var columns: [Column]
+    /// Whether it is a `UNIQUE` index (a uniqueness constraint).
     public var isUnique: Bool
+    /// What in the model asks for it.
     public var origin: Origin
 }
 
 /// Where an attribute or composite leaf of an entity is stored.
 public struct AttributeColumn: Sendable, Hashable {
+    /// The column's name.
     public var column: String
     /// `tailNumber` or `colorScheme.primary`.
     public var keyPath: String
+    /// The attribute (for a composite leaf: the leaf element as an attribute).
     public var attribute: Attribute
 }
 
@@ -288,8 +326,11 @@ public enum RelationshipStorage: Sendable, Hashable {
 
 /// The storage of one entity: its table and where each property lives.
 public struct EntityLayout: Sendable, Hashable {
+    /// The entity's name.
     public var name: String
+    /// The root of its hierarchy.
     public var root: String
+    /// The table that stores it.
     public var table: String
     /// Whether the table has an `_entity` column (the hierarchy has several entities).
     public var hasEntityColumn: Bool

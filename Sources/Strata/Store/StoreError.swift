@@ -6,6 +6,7 @@ import GRDB
 /// Every error names the store path and says what to do. Opening never modifies a file it
 /// refuses: the checks that can fail run on a read-only connection first.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, for programs: the message says it for people.
     public enum Code: String, Sendable, Hashable {
         /// The file is not an SQLite database (wrong header).
         case notSQLite
@@ -38,6 +39,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case sqlite
     }
 
+    /// What went wrong.
     public var code: Code
     /// The store file's path.
     public var path: String
@@ -47,15 +49,18 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var offset: Int?
     /// The model version and checksum recorded in the store, when known.
     public var storeVersion: String?
+    /// The checksum of the model the store was written with, when it matters.
     public var storeChecksum: String?
     /// The model version and checksum the caller asked for, when relevant.
     public var modelVersion: String?
+    /// The checksum of the model given, when it matters.
     public var modelChecksum: String?
     /// Entity-level differences between store and model (for ``Code/incompatibleModel``).
     public var differences: [String]
     /// The SQLite result code, when the error came from SQLite.
     public var sqliteCode: Int32?
 
+    /// An error about the store at `path`, with the message `reason` (what is wrong and what to do).
     public init(
         _ code: Code, path: String, _ reason: String, offset: Int? = nil, storeVersion: String? = nil,
         storeChecksum: String? = nil, modelVersion: String? = nil, modelChecksum: String? = nil,
@@ -73,6 +78,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.sqliteCode = sqliteCode
     }
 
+    /// `store PATH: REASON`, with the versions when they matter.
     public var description: String {
         var text = "store \(path): \(reason)"
         if let offset { text += " (at byte offset \(offset))" }

@@ -31,6 +31,7 @@ public struct StoreOptions: Sendable {
     /// The longest busy timeout SQLite can take (24 days: whole milliseconds in an `Int32`).
     public static let maximumBusyTimeout: TimeInterval = TimeInterval(Int32.max / 1000)
 
+    /// Options with a default for every parameter: the store is created if missing, opened read-write, and not migrated.
     public init(
         createIfMissing: Bool = true, readOnly: Bool = false, busyTimeout: TimeInterval = 5,
         migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store"),
@@ -82,6 +83,7 @@ public struct MigrationOptions: Sendable, Hashable {
     /// opened with the wrong model.
     public var allowsDroppingAllEntities: Bool
 
+    /// Migration options; by default the store migrates automatically with an inferred lightweight plan and the cleanup runs before the open returns (``deferred`` defers it).
     public init(migrateAutomatically: Bool = true, inferAutomatically: Bool = true, deferCleanup: Bool = false,
                 knownVersions: [ObjectModel] = [], allowsDroppingAllEntities: Bool = false, backup: URL? = nil) {
         self.migrateAutomatically = migrateAutomatically

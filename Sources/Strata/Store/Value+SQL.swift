@@ -70,9 +70,12 @@ extension Value {
 
 /// A piece of SQL with its arguments, always bound, never interpolated.
 public struct SQLFragment: Sendable, Hashable {
+    /// The SQL text, with `?` placeholders.
     public var sql: String
+    /// The values bound to the placeholders, in order.
     public var arguments: [Value]
 
+    /// A fragment of `sql` with its `arguments`.
     public init(_ sql: String, _ arguments: [Value] = []) {
         self.sql = sql
         self.arguments = arguments

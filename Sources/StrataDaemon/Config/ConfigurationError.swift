@@ -6,6 +6,7 @@ import Foundation
 /// config/stratad.yaml: stores[0].model: directory "config/models/Nope" does not exist
 /// ```
 public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with the configuration.
     public enum Kind: String, Sendable, Hashable {
         /// The file cannot be read.
         case unreadable
@@ -28,6 +29,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         case stages
     }
 
+    /// What is wrong.
     public var kind: Kind
     /// The configuration file, or `<environment>` / `<command line>` for overrides.
     public var file: String
@@ -38,6 +40,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     /// 1-based line in the file, when known.
     public var line: Int?
 
+    /// Memberwise initializer.
     public init(_ kind: Kind, file: String, key: String, _ reason: String, line: Int? = nil) {
         self.kind = kind
         self.file = file
@@ -46,6 +49,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         self.line = line
     }
 
+    /// A description in words.
     public var description: String {
         var location = file
         if let line { location += ":\(line)" }

@@ -7,9 +7,13 @@ import Yams
 public struct ConfigurationLoader: Sendable {
     /// Overrides that win over the file (command line first, then environment).
     public struct Overrides: Sendable, Hashable {
+        /// The admin socket.
         public var adminSocket: String?
+        /// The data socket, if any.
         public var dataSocket: String?
+        /// The log level.
         public var logLevel: String?
+        /// Memberwise initializer.
         public init(adminSocket: String? = nil, dataSocket: String? = nil, logLevel: String? = nil) {
             self.adminSocket = adminSocket
             self.dataSocket = dataSocket
@@ -28,6 +32,7 @@ public struct ConfigurationLoader: Sendable {
         }
     }
 
+    /// Whether model files are checked too.
     public var checksModels: Bool
 
     /// - Parameter checksModels: load each store's model directory and check the target version.
@@ -53,6 +58,8 @@ public struct ConfigurationLoader: Sendable {
         return try parse(text, file: path, overrides: overrides)
     }
 
+    /// Parses configuration `text` (from `file`, named in errors) and applies `overrides`.
+    /// - Throws: ``ConfigurationError`` naming the file, line and key.
     public func parse(_ text: String, file: String, overrides: Overrides = Overrides()) throws(ConfigurationError) -> DaemonConfiguration {
         do {
             try YAMLPreflight.check(text)

@@ -9,14 +9,22 @@ import StrataVarlink
 public struct DaemonConfiguration: Sendable, Hashable {
     /// The file the configuration was read from (for messages); nil when built in code.
     public var file: String?
+    /// The stores, in configuration order.
     public var stores: [StoreConfiguration]
+    /// The admin socket.
     public var adminSocket: SocketConfiguration
+    /// The data socket, if any.
     public var dataSocket: SocketConfiguration
+    /// The idle scheduler's state and statistics.
     public var scheduler: SchedulerSettings
+    /// Bounds on input from outside.
     public var limits: Limits
+    /// Where metrics are exported (`metrics:`).
     public var metrics: MetricsConfiguration
+    /// The log level.
     public var logLevel: String
 
+    /// Memberwise initializer.
     public init(
         file: String? = nil, stores: [StoreConfiguration] = [],
         adminSocket: SocketConfiguration = .defaultAdmin, dataSocket: SocketConfiguration = .defaultData,
@@ -61,6 +69,7 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// one; `stages`, none by default.
     public var stagesFile: String?
 
+    /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
                 backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false,
                 stagesFile: String? = nil) {
@@ -89,6 +98,7 @@ public struct SocketConfiguration: Sendable, Hashable {
     /// When true (and both lists are empty) any peer that can open the socket file is accepted.
     public var allowAnyPeer: Bool
 
+    /// Memberwise initializer.
     public init(path: String, mode: UInt16, users: [UInt32] = [], groups: [UInt32] = [], allowAnyPeer: Bool = false) {
         self.path = path
         self.mode = mode
@@ -97,7 +107,9 @@ public struct SocketConfiguration: Sendable, Hashable {
         self.allowAnyPeer = allowAnyPeer
     }
 
+    /// `/run/strata/admin.sock`, mode 0660.
     public static let defaultAdmin = SocketConfiguration(path: "/run/strata/admin.sock", mode: 0o660, users: [0])
+    /// `/run/strata/data.sock`, mode 0660.
     public static let defaultData = SocketConfiguration(path: "/run/strata/data.sock", mode: 0o660, users: [0])
 }
 
@@ -128,6 +140,7 @@ public struct Limits: Sendable, Hashable {
     /// store never delays another store, the event loops or the watchdog).
     public static let storeThreads = 2
 
+    /// Memberwise initializer.
     public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
                 shutdownTimeout: Duration = .seconds(10), maxConnections: Int = 256, maxFetchObjects: Int = 10_000,
                 maxBatchOperations: Int = 10_000) {
@@ -152,6 +165,7 @@ public struct MetricsConfiguration: Sendable, Hashable {
     /// The range of ``interval``.
     public static let intervalRange: ClosedRange<Duration> = .seconds(1) ... .seconds(3600)
 
+    /// Memberwise initializer.
     public init(textfile: String? = nil, interval: Duration = .seconds(15)) {
         self.textfile = textfile
         self.interval = interval

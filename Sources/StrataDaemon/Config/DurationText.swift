@@ -1,4 +1,5 @@
 import Foundation
+import StrataUnits
 
 /// Durations as people write them in configuration and settings: `250ms`, `30s`, `5m`, `1h`,
 /// or a bare number of seconds.
@@ -11,6 +12,7 @@ public enum DurationText {
     /// shorter; this bound only keeps the arithmetic in range.
     public static let longest: Duration = .seconds(100 * 365 * 86_400)
 
+    /// The duration `text` denotes, or nil when it is not one (see the type's discussion).
     public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
@@ -34,19 +36,11 @@ public enum DurationText {
     /// The shortest faithful text: `250ms`, `30s`, `5m`, `1h`.
     public static func format(_ duration: Duration) -> String {
         // Durations come from parse (at most `longest`) or code; clamp so that any prints.
-        let seconds = min(max(duration.components.seconds, -longest.components.seconds), longest.components.seconds)
-        let ms = seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let ms = min(max(duration, .zero - longest), longest).wholeMilliseconds
         if ms % 3_600_000 == 0, ms > 0 { return "\(ms / 3_600_000)h" }
         if ms % 60_000 == 0, ms > 0 { return "\(ms / 60_000)m" }
         if ms % 1000 == 0 { return "\(ms / 1000)s" }
         return "\(ms)ms"
-    }
-}
-
-extension Duration {
-    /// The duration in (fractional) seconds.
-    public var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
 

@@ -33,8 +33,11 @@ import UnixSignals
 public final class StrataDaemon: Service, Sendable {
     /// Where configuration reloads come from.
     public struct ConfigurationSource: Sendable {
+        /// The configuration file's path.
         public var path: String
+        /// Settings given on the command line.
         public var overrides: ConfigurationLoader.Overrides
+        /// Memberwise initializer.
         public init(path: String, overrides: ConfigurationLoader.Overrides) {
             self.path = path
             self.overrides = overrides
@@ -47,6 +50,7 @@ public final class StrataDaemon: Service, Sendable {
     let scheduler: any DeferredWorkScheduler
     let runner: DeferredWorkRunner
     let state: DaemonState
+    /// The daemon's metrics (Prometheus registry and swift-metrics factory).
     public let metrics: DaemonMetrics
     /// The bound servers (for the connection gauges).
     private let sockets = Mutex<[VarlinkServer]>([])
@@ -68,6 +72,7 @@ public final class StrataDaemon: Service, Sendable {
         self.state = DaemonState(configuration: configuration, source: source)
     }
 
+    /// Runs the daemon until it is told to stop: opens the stores, serves, schedules, and shuts down gracefully.
     public func run() async throws {
         let startedAt = ContinuousClock.now
         // Trapped before the (possibly long) opening: a SIGHUP meanwhile waits for the group.
@@ -178,6 +183,7 @@ public final class StrataDaemon: Service, Sendable {
 public enum DaemonError: Error, CustomStringConvertible {
     case cannotListen(socket: String, reason: String)
 
+    /// A description in words.
     public var description: String {
         switch self {
         case .cannotListen(let socket, let reason): "cannot listen on the \(socket) socket: \(reason)"

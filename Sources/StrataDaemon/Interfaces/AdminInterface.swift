@@ -10,12 +10,14 @@ import StrataVarlink
 public struct AdminInterface: VarlinkInterface {
     /// What the admin interface needs from the running daemon.
     public struct Control: Sendable {
+        /// When it started.
         public var startedAt: ContinuousClock.Instant
         /// Re-reads the configuration; throws its `ConfigurationError` when refused.
         public var reload: @Sendable () async throws -> ReloadOutcome
         /// The daemon's metrics in the Prometheus text format.
         public var metrics: @Sendable () async -> String
 
+        /// Memberwise initializer.
         public init(startedAt: ContinuousClock.Instant, reload: @escaping @Sendable () async throws -> ReloadOutcome,
                     metrics: @escaping @Sendable () async -> String = { "" }) {
             self.startedAt = startedAt
@@ -26,10 +28,14 @@ public struct AdminInterface: VarlinkInterface {
 
     private let table: VarlinkMethodTable<StrataAdmin>
 
+    /// `io.strata.Admin`.
     public var name: String { table.name }
+    /// The interface definition text (Varlink IDL).
     public var definition: String { table.definition }
+    /// The methods, by name.
     public var methods: Set<String> { table.methods }
 
+    /// Memberwise initializer.
     public init(registry: StoreRegistry, scheduler: any DeferredWorkScheduler, runner: DeferredWorkRunner, control: Control) {
         let handlers = AdminHandlers(registry: registry, scheduler: scheduler, runner: runner, control: control)
         var table = VarlinkMethodTable<StrataAdmin>(translatingErrors: { Self.failure($0, store: nil) })
@@ -53,6 +59,7 @@ public struct AdminInterface: VarlinkInterface {
         self.table = table
     }
 
+    /// Serves one call of `io.strata.Admin`, translating domain errors to the interface's errors.
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue] {
         try await table.handle(call, context: context, replies: replies)
     }
@@ -86,9 +93,12 @@ public struct AdminInterface: VarlinkInterface {
 public struct ReloadOutcome: Sendable, Hashable {
     /// The `STATUS=` line after the reload.
     public var status: String
+    /// Stores opened.
     public var opened: [String]
+    /// Stores closed.
     public var closed: [String]
 
+    /// Memberwise initializer.
     public init(status: String, opened: [String], closed: [String]) {
         self.status = status
         self.opened = opened

@@ -13,10 +13,14 @@ import StrataVarlink
 public struct StoreInterface: VarlinkInterface {
     private let table: VarlinkMethodTable<StrataStore>
 
+    /// `io.strata.Store`.
     public var name: String { table.name }
+    /// The interface definition text (Varlink IDL).
     public var definition: String { table.definition }
+    /// The methods, by name.
     public var methods: Set<String> { table.methods }
 
+    /// Memberwise initializer.
     public init(registry: StoreRegistry, limits: Limits = Limits()) {
         var table = VarlinkMethodTable<StrataStore>(translatingErrors: { Self.failure($0, store: nil) })
         let maxObjects = limits.maxFetchObjects
@@ -53,6 +57,7 @@ public struct StoreInterface: VarlinkInterface {
         self.table = table
     }
 
+    /// Serves one call of `io.strata.Store`, translating domain errors to the interface's errors.
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue] {
         try await table.handle(call, context: context, replies: replies)
     }

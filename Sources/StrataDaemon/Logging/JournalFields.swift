@@ -22,6 +22,7 @@ public struct JournalFields: Sendable, Hashable {
     /// The longest field name journald accepts.
     public static let maximumNameLength = 64
 
+    /// Memberwise initializer.
     public init(message: String, priority: Int, identifier: String, file: String, line: UInt, function: String, metadata: Logger.Metadata) {
         fields = [
             ("MESSAGE", message), ("PRIORITY", "\(priority)"), ("SYSLOG_IDENTIFIER", identifier),
@@ -70,10 +71,12 @@ public struct JournalFields: Sendable, Hashable {
         return String(name.prefix(maximumNameLength))
     }
 
+    /// Equal when the same fields hold the same values.
     public static func == (lhs: JournalFields, rhs: JournalFields) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 
+    /// Hashes what equality compares.
     public func hash(into hasher: inout Hasher) {
         for field in fields {
             hasher.combine(field.name)

@@ -27,7 +27,9 @@ public struct JournalLogHandler: LogHandler {
         public static var detected: Destination { JournalLogHandler.stderrIsJournal ? .journal : .console }
     }
 
+    /// Log metadata.
     public var metadata: Logger.Metadata = [:]
+    /// The log level.
     public var logLevel: Logger.Level
     private let label: String
     private let destination: Destination
@@ -36,6 +38,7 @@ public struct JournalLogHandler: LogHandler {
     private let send: @Sendable (JournalFields) -> Int32
     private let write: @Sendable (String) -> Void
 
+    /// Memberwise initializer.
     public init(label: String, level: Logger.Level = .info, destination: Destination = .detected) {
         self.init(label: label, level: level, destination: destination, identifier: ProcessInfo.processInfo.processName,
                   send: JournalSender.send, write: Self.writeToStandardError)
@@ -52,6 +55,7 @@ public struct JournalLogHandler: LogHandler {
         self.write = write
     }
 
+    /// The handler's metadata value for `key`.
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
@@ -87,6 +91,7 @@ public struct JournalLogHandler: LogHandler {
 
     // MARK: - Logging
 
+    /// Sends `event` to the journal (or standard error with a priority prefix).
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }

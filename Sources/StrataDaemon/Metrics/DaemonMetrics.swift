@@ -19,7 +19,9 @@ import Synchronization
 /// | `strata_varlink_connections` | gauge (admitted connections) | `socket` |
 /// | `strata_scheduler_…` | see ``SchedulerMetrics`` | |
 public final class DaemonMetrics: Sendable {
+    /// The hosted stores.
     public let registry: PrometheusCollectorRegistry
+    /// The idle scheduler's state and statistics.
     public let scheduler: SchedulerMetrics
     /// Stores with gauges, so that a store removed by a reload loses them.
     private let gauged = Mutex<Set<String>>([])
@@ -28,6 +30,7 @@ public final class DaemonMetrics: Sendable {
     static let requestDurationBuckets: [Duration] = [0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
         .map { .microseconds(Int64($0 * 1000)) }
 
+    /// Memberwise initializer.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         self.scheduler = SchedulerMetrics(registry: registry)

@@ -6,12 +6,14 @@ import Synchronization
 
 /// One configured store as the daemon hosts it: open and serving, or failed with a reason.
 public final class HostedStore: Sendable {
+    /// Where a hosted store is in its life.
     public enum State: Sendable, Hashable {
         case ready
         case failed(String)
         case closed
     }
 
+    /// The store's configuration (name, path, model, options).
     public let configuration: StoreConfiguration
     /// The open store; nil when it failed to open.
     public let store: PersistentStore?
@@ -50,10 +52,13 @@ public final class HostedStore: Sendable {
         self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
     }
 
+    /// The store's name (as configured).
     public var name: String { configuration.name }
+    /// The state, in words (see the interface definition for the values).
     public var state: State { shared.withLock { $0.state } }
     /// Requests handled since the store was opened.
     public var requestCount: Int { shared.withLock { $0.requests } }
+    /// Calls being served now.
     public var inFlight: Int { shared.withLock { $0.inFlight } }
 
     /// Pending deferred tasks (empty when failed or unreadable).

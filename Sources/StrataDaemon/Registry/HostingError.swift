@@ -9,6 +9,7 @@ public enum HostingError: Error, Sendable, Hashable, CustomStringConvertible {
 
     static let closedReason = "the store was closed (removed from the configuration or stopping)"
 
+    /// A description in words.
     public var description: String {
         switch self {
         case .noSuchStore(let name, let known):

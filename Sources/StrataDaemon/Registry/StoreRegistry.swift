@@ -13,6 +13,7 @@ public actor StoreRegistry {
     private let logger: Logger
     private let notifier: SystemdNotifier
 
+    /// Memberwise initializer.
     public init(logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
         self.logger = logger
         self.notifier = notifier
@@ -21,6 +22,7 @@ public actor StoreRegistry {
     /// The stores in configuration order.
     public func all() -> [HostedStore] { order.compactMap { stores[$0] } }
 
+    /// The stores' names, in configuration order.
     public func names() -> [String] { order }
 
     /// - Throws: ``HostingError/noSuchStore(name:known:)``.

@@ -5,13 +5,16 @@ import Synchronization
 
 /// Runs deferred migration work on hosted stores: the idle scheduler's turns, and runs on
 /// request (`FinishDeferred`). Work runs on the ``DeferredWorkThread`` in budgeted batches with
-/// a cost delay after each (``BatchPacer``), and steps aside at the next batch when the
+/// the library's cost delay after each (`pause_between_batches`), and steps aside at the next batch when the
 /// scheduler closes its gate (idle-respecting runs) or the daemon stops.
 public final class DeferredWorkRunner: Sendable {
     /// What one store's run did.
     public struct Result: Sendable {
+        /// The store's name (as configured).
         public var store: String
+        /// What the run did.
         public var report: FinishReport?
+        /// The error, in words, when it failed.
         public var error: String?
         /// What a failed run did and left (``report`` is nil then).
         var failure: FinishTally.Summary?
@@ -31,6 +34,7 @@ public final class DeferredWorkRunner: Sendable {
     let executor: DeferredWorkThread
     private let background = Mutex<[UUID: Task<Void, Never>]>([:])
 
+    /// Memberwise initializer.
     public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {
         self.gate = gate
         self.logger = logger
@@ -43,7 +47,7 @@ public final class DeferredWorkRunner: Sendable {
     ///   - now: run even when the scheduler is paused or the machine busy (only shutdown stops it).
     ///   - deadline: the end of the store's turn (nil: until done or stopped).
     ///   - clock: the clock of `deadline`.
-    ///   - interrupt: checked before every batch; a reason stops the work (see ``BatchPacer``).
+    ///   - interrupt: checked before every batch; a reason stops the work (see ``RunGate``).
     ///   - claim: a scheduler turn gives way at its next batch when a request (`FinishDeferred`)
     ///     asks for the store; a request takes the store over from a scheduler turn.
     public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
@@ -69,12 +73,13 @@ public final class DeferredWorkRunner: Sendable {
             return result
         }
         defer { hosted.endFinishing() }
-        let pacer = BatchPacer(gate: gate, forced: now, deadline: deadline, budget: settings.batchBudget, pause: settings.pauseBetweenBatches,
-                               interrupt: interrupt, now: { clock.now })
-        let yields = claim == .scheduler
-        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: .zero,
-                                    shouldContinue: { !(yields && hosted.yieldRequested) && pacer.shouldContinue() },
-                                    interruptRequested: pacer.interruptRequested)
+        // One check says whether to go on (RunGate); the library paces (the cost delay).
+        var yieldRequested: (@Sendable () -> Bool)?
+        if claim == .scheduler { yieldRequested = { @Sendable in hosted.yieldRequested } }
+        let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt,
+                              yieldRequested: yieldRequested, now: { clock.now })
+        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
+                                    shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
         let started = ContinuousClock.now
@@ -91,7 +96,7 @@ public final class DeferredWorkRunner: Sendable {
                 "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
                 "strata.stopped_early": "\(report.stoppedEarly)",
             ])
-            return Self.result(name, report, nil, pacer)
+            return Self.result(name, report, nil, runGate)
         } catch {
             // The failed batch rolled back; say what this run did finish and what is left.
             let remaining = await withTaskExecutorPreference(executor) { (try? store.pendingDeferredWork()) ?? [] }
@@ -99,15 +104,15 @@ public final class DeferredWorkRunner: Sendable {
             logger.error("deferred work failed", metadata: [
                 "strata.store": "\(name)", "strata.error": "\(error)", "strata.tasks_remaining": "\(failure.tasksRemaining)",
             ])
-            var result = Self.result(name, nil, "\(error)", pacer)
+            var result = Self.result(name, nil, "\(error)", runGate)
             result.failure = failure
             return result
         }
     }
 
-    private static func result(_ name: String, _ report: FinishReport?, _ error: String?, _ pacer: BatchPacer) -> Result {
-        var result = Result(store: name, report: report, error: error, delayed: pacer.delayed)
-        switch pacer.stoppedBy {
+    private static func result(_ name: String, _ report: FinishReport?, _ error: String?, _ runGate: RunGate) -> Result {
+        var result = Result(store: name, report: report, error: error, delayed: .milliseconds(Int64(((report?.pauseSeconds ?? 0) * 1000).rounded())))
+        switch runGate.stoppedBy {
         case .gate: result.stoppedByGate = true
         case .load(let interruption): result.stoppedByGate = true; result.interruptedBy = interruption
         case .turnOver, nil: break

@@ -28,11 +28,15 @@ public protocol DeferredWorkScheduler: Actor {
 
 /// The scheduler's state for `Status`.
 public struct SchedulerStatus: Sendable, Hashable {
+    /// What the scheduler is doing.
     public enum State: String, Sendable, Hashable {
         case idle, waiting, running, paused, disabled
     }
+    /// The state, in words (see the interface definition for the values).
     public var state: State
+    /// Why, in words, and what to do.
     public var reason: String
+    /// Whether it is paused.
     public var paused: Bool
     /// The latest reading of every enabled signal.
     public var signals: [SignalReading]
@@ -42,8 +46,10 @@ public struct SchedulerStatus: Sendable, Hashable {
     public var windowRuntimeSeconds: Double
     /// The store working now, if any.
     public var workingOn: String?
+    /// What the scheduler did since the daemon started.
     public var statistics: SchedulerStatistics
 
+    /// Memberwise initializer.
     public init(state: State, reason: String, paused: Bool, signals: [SignalReading] = [], unavailable: [String] = [],
                 windowRuntimeSeconds: Double = 0, workingOn: String? = nil, statistics: SchedulerStatistics = SchedulerStatistics()) {
         self.state = state

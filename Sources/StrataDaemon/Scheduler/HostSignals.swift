@@ -10,11 +10,14 @@ import Foundation
 /// // reads /tmp/fake/proc/pressure/io, /tmp/fake/proc/loadavg, /tmp/fake/proc/self/cgroup, …
 /// ```
 public struct HostSignals: Sendable {
+    /// The file system root the signals are read under (`/`; tests pass a directory of fake files).
     public let root: String
+    /// Online CPU cores.
     public let cores: Int
     /// The unit's cgroup directory when cgroup v2 gives it pressure files (resolved once).
     public let cgroupDirectory: String?
 
+    /// Memberwise initializer.
     public init(root: String = "", cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
         self.root = root
         self.cores = max(1, cores)

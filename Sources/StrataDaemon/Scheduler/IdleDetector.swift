@@ -20,6 +20,7 @@ public struct IdleDetector: Sendable {
 
     /// The outcome of one evaluation.
     public struct Verdict: Sendable, Hashable {
+        /// Whether the scheduler lets deferred work run now.
         public var allowsWork: Bool
         /// `idle`, `waiting`, `paused` or `disabled` (the scheduler turns `idle` into `running`).
         public var state: SchedulerStatus.State
@@ -31,6 +32,7 @@ public struct IdleDetector: Sendable {
         public var busy: [SignalReading]
     }
 
+    /// The thresholds and timings it decides with.
     public var settings: SchedulerSettings
     /// The operator's pause reason, when paused.
     public private(set) var pausedReason: String?
@@ -40,11 +42,14 @@ public struct IdleDetector: Sendable {
     public private(set) var windowRuntime: Duration = .zero
     private var windowOccurrence: Int?
 
+    /// Memberwise initializer.
     public init(settings: SchedulerSettings) {
         self.settings = settings
     }
 
+    /// Pauses the detector: it reports busy with `reason` until resumed.
     public mutating func pause(reason: String) { pausedReason = reason }
+    /// Resumes the detector.
     public mutating func resume() { pausedReason = nil }
 
     /// Counts work time against `max_runtime` (the scheduler calls it while work runs).

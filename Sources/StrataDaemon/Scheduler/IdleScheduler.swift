@@ -13,6 +13,7 @@ import Strata
 /// for `idle_after` again. Signals are read every `run_sample_interval` (25 ms) while work
 /// runs, every `sample_interval` otherwise.
 public actor IdleScheduler: DeferredWorkScheduler {
+    /// The gate deferred batches check.
     public nonisolated let gate: SchedulerGate
     private let runner: DeferredWorkRunner
     private let stores: @Sendable () async -> [HostedStore]
@@ -64,6 +65,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     // MARK: - Loop
 
+    /// Samples the signals and runs deferred work when idle, until cancelled.
     public func run() async {
         logger.info("idle scheduler started", metadata: [
             "strata.signals": "\(settings().value(of: "signals") ?? "")", "strata.idle_after": "\(DurationText.format(settings().idleAfter))",
@@ -91,7 +93,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         }
         decide(at: now)
         guard verdict.allowsWork, detector.settings.enabled, work == nil, gate.allowsIdleWork else { return }
-        let pending = all.contains { $0.state == .ready && !$0.isFinishing && !$0.pendingTasks().isEmpty && !recentlyFailed($0.name, now) }
+        let pending = all.contains { wantsTurn($0, at: now) }
         nothingPending = !pending
         if pending { startWork(at: now) }
     }
@@ -211,6 +213,13 @@ public actor IdleScheduler: DeferredWorkScheduler {
         await workEnded(at: clock.now)
     }
 
+    /// Whether `hosted` can take a turn: open, not already finishing (a request's run, or a
+    /// request waiting to take it over), not failed recently, and with pending work. The one
+    /// place the scheduler asks "already finishing?"; the runner's claim settles races.
+    private func wantsTurn(_ hosted: HostedStore, at now: ContinuousClock.Instant) -> Bool {
+        hosted.state == .ready && !hosted.isFinishing && !recentlyFailed(hosted.name, now) && !hosted.pendingTasks().isEmpty
+    }
+
     /// The next store with pending work, in round-robin order after the last one.
     private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?)? {
         guard gate.allowsIdleWork else { return nil }
@@ -219,7 +228,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         let start = lastStore.flatMap { name in all.firstIndex { $0.name == name } }.map { $0 + 1 } ?? 0
         for offset in 0..<all.count {
             let hosted = all[(start + offset) % all.count]
-            guard hosted.state == .ready, !hosted.isFinishing, !recentlyFailed(hosted.name, now), !hosted.pendingTasks().isEmpty else { continue }
+            guard wantsTurn(hosted, at: now) else { continue }
             lastStore = hosted.name
             workingOn = hosted.name
             return (hosted, detector.settings, interruptCheck(all))
@@ -301,6 +310,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     // MARK: - DeferredWorkScheduler
 
+    /// The scheduler's state, reason, signals and statistics.
     public func status() -> SchedulerStatus {
         var state = verdict.state
         var reason = verdict.reason
@@ -329,6 +339,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
                                windowRuntimeSeconds: detector.windowRuntime.seconds, workingOn: workingOn, statistics: statistics)
     }
 
+    /// Pauses the scheduler (running work steps aside at the next batch); returns the new status.
     public func pause(reason: String) -> SchedulerStatus {
         let reason = reason.isEmpty ? "by request" : reason
         detector.pause(reason: reason)
@@ -337,6 +348,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return status()
     }
 
+    /// Resumes the scheduler; returns the new status.
     public func resume() -> SchedulerStatus {
         detector.resume()
         decide(at: clock.now)
@@ -344,8 +356,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return status()
     }
 
+    /// The current settings.
     public func settings() -> SchedulerSettings { detector.settings }
 
+    /// Sets `key` to `value`; returns the previous value.
+    /// - Throws: ``SchedulerSettingError`` for an unknown key or a bad value.
     public func set(_ key: String, to value: String) throws(SchedulerSettingError) -> String {
         let previous = detector.settings.value(of: key) ?? ""
         try detector.settings.set(key, to: value)
@@ -354,14 +369,17 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return previous
     }
 
+    /// Replaces every setting (a reload).
     public func apply(_ settings: SchedulerSettings) {
         detector.settings = settings
         decide(at: clock.now)
     }
 
+    /// Whether work may run now, and why (or why not).
     public func permission() -> (allowed: Bool, reason: String) {
         (verdict.allowsWork, verdict.reason)
     }
 
+    /// Proves the scheduler's actor is responsive (the watchdog awaits it).
     public func heartbeat() {}
 }

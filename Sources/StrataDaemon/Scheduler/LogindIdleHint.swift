@@ -16,6 +16,7 @@ public final class LogindIdleHint: Sendable {
     // The bus pointer is only used with this lock held.
     private let state = Mutex<State>(State())
 
+    /// Memberwise initializer.
     public init() {}
 
     deinit {
@@ -46,7 +47,10 @@ public final class LogindIdleHint: Sendable {
     }
 }
 
+/// logind could not be asked (no system bus, no session).
 public struct LogindError: Error, Sendable, CustomStringConvertible {
+    /// Why, in words, and what to do.
     public var reason: String
+    /// A description in words.
     public var description: String { reason }
 }

@@ -6,8 +6,10 @@ import Foundation
 public struct MaintenanceWindow: Sendable, Hashable, CustomStringConvertible {
     /// Minutes since midnight.
     public var start: Int
+    /// Minutes since midnight at which the window ends (before `start` when it wraps midnight).
     public var end: Int
 
+    /// A window from `HH:MM-HH:MM` text, nil when it is not one.
     public init?(_ text: String) {
         guard let (start, end) = SchedulerSettings.parseWindow(text) else { return nil }
         self.start = start
@@ -25,6 +27,7 @@ public struct MaintenanceWindow: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// A description in words.
     public var description: String {
         String(format: "%02d:%02d-%02d:%02d", start / 60, start % 60, end / 60, end % 60)
     }
@@ -33,9 +36,12 @@ public struct MaintenanceWindow: Sendable, Hashable, CustomStringConvertible {
 /// A local wall-clock time for maintenance windows: days since the epoch and minutes since
 /// midnight, both in the local time zone.
 public struct LocalTime: Sendable, Hashable {
+    /// Days since the epoch, local time.
     public var day: Int
+    /// Minutes since local midnight.
     public var minute: Int
 
+    /// Memberwise initializer.
     public init(day: Int, minute: Int) {
         self.day = day
         self.minute = minute

@@ -10,8 +10,11 @@ import Foundation
 ///
 /// `some` is the share of time in which at least one task stalled on the resource.
 public struct PressureStallInfo: Sendable, Hashable {
+    /// `some avg10` of the pressure file, percent.
     public var someAvg10: Double
+    /// `some avg60` of the pressure file, percent.
     public var someAvg60: Double
+    /// `full avg10` of the pressure file, percent.
     public var fullAvg10: Double?
 
     /// Parses the text of a pressure file; nil when there is no `some` line.

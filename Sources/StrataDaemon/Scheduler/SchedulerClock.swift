@@ -10,8 +10,12 @@ public protocol SchedulerClock: Sendable {
 
 /// The real clocks.
 public struct SystemSchedulerClock: SchedulerClock {
+    /// Memberwise initializer.
     public init() {}
+    /// Run even when the scheduler is paused or the machine busy.
     public var now: ContinuousClock.Instant { .now }
+    /// The local wall-clock time now.
     public var local: LocalTime { .now }
+    /// Sleeps on the continuous clock.
     public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
 }

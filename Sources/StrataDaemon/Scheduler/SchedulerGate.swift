@@ -9,8 +9,10 @@ public final class SchedulerGate: Sendable {
     }
     private let state = Mutex(State())
 
+    /// Memberwise initializer.
     public init() {}
 
+    /// Opens or closes the gate.
     public func set(open: Bool) { state.withLock { $0.open = open } }
     /// Closes the gate permanently (daemon shutdown): even `now` work stops at its next batch.
     public func shutDown() { state.withLock { $0.shuttingDown = true } }

@@ -37,112 +37,34 @@ public struct SchedulerSettings: Sendable, Hashable {
     /// Longest run per window; zero for no limit.
     public var maxRuntime: Duration = .zero
 
+    /// Memberwise initializer.
     public init() {}
 
-    /// Every key, in display order.
-    public static let keys = [
-        "enabled", "idle_after", "batch_budget", "pause_between_batches", "cpu_pressure", "io_pressure",
-        "load_per_core", "request_rate", "open_transactions", "load_window", "signals", "sample_interval",
-        "run_sample_interval", "store_turn", "maintenance_window", "max_runtime",
-    ]
+    /// Every key, in display order (from ``table``).
+    public static let keys = table.map(\.key)
 
-    /// What each key means (shown by `stratactl get`).
-    public static let descriptions: [String: String] = [
-        "enabled": "run deferred work when the machine is idle (true/false)",
-        "idle_after": "how long all signals must stay below their thresholds (duration)",
-        "batch_budget": "time budget of one deferred batch (duration)",
-        "pause_between_batches": "pause after a batch that used its whole budget; scaled by the batch's actual time (cost delay)",
-        "cpu_pressure": "busy above this CPU pressure, some avg10 percent",
-        "io_pressure": "busy above this I/O pressure, some avg10 percent",
-        "load_per_core": "busy above this 1-minute load average per core",
-        "request_rate": "busy above this many daemon requests per second",
-        "open_transactions": "busy above this mean number of open transactions (time-averaged)",
-        "load_window": "sliding window of the daemon's own load (duration; the last 250 ms count when busier)",
-        "signals": "signals that count, comma separated: \(SchedulerSignal.allCases.map(\.rawValue).joined(separator: ","))",
-        "sample_interval": "how often signals are read while no work runs (duration)",
-        "run_sample_interval": "how often signals are read while work runs (duration)",
-        "store_turn": "how long one store works before the next store's turn (duration)",
-        "maintenance_window": "allowed time of day HH:MM-HH:MM (empty: any time)",
-        "max_runtime": "longest run per window (duration, 0 for no limit)",
-    ]
+    /// What each key means (shown by `stratactl get`; from ``table``).
+    public static let descriptions: [String: String] = Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.meaning) })
 
     /// The current value of `key` as text, nil for an unknown key.
     public func value(of key: String) -> String? {
-        switch key {
-        case "enabled": "\(enabled)"
-        case "idle_after": DurationText.format(idleAfter)
-        case "batch_budget": DurationText.format(batchBudget)
-        case "pause_between_batches": DurationText.format(pauseBetweenBatches)
-        case "cpu_pressure": Self.number(cpuPressure)
-        case "io_pressure": Self.number(ioPressure)
-        case "load_per_core": Self.number(loadPerCore)
-        case "request_rate": Self.number(requestRate)
-        case "open_transactions": Self.number(openTransactions)
-        case "load_window": DurationText.format(loadWindow)
-        case "signals": SchedulerSignal.allCases.filter(signals.contains).map(\.rawValue).joined(separator: ",")
-        case "sample_interval": DurationText.format(sampleInterval)
-        case "run_sample_interval": DurationText.format(runSampleInterval)
-        case "store_turn": DurationText.format(storeTurn)
-        case "maintenance_window": maintenanceWindow
-        case "max_runtime": DurationText.format(maxRuntime)
-        default: nil
-        }
+        Self.setting(key)?.value(in: self)
     }
 
     /// Sets `key` from text.
     ///
-    /// - Throws: ``SchedulerSettingError`` for an unknown key or a value that does not parse.
+    /// - Throws: ``SchedulerSettingError`` for an unknown key or a value that does not parse
+    ///   or is out of the key's range.
     public mutating func set(_ key: String, to text: String) throws(SchedulerSettingError) {
-        func duration(min: Duration = .zero, max: Duration = .seconds(86_400)) throws(SchedulerSettingError) -> Duration {
-            guard let value = DurationText.parse(text), value >= min, value <= max else {
-                throw SchedulerSettingError(key: key, value: text, reason: "'\(text)' is not a duration between \(DurationText.format(min)) and \(DurationText.format(max)) (e.g. 500ms, 30s, 5m)")
-            }
-            return value
-        }
-        func number(max: Double) throws(SchedulerSettingError) -> Double {
-            guard let value = Double(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "%", with: "")), value >= 0, value <= max else {
-                throw SchedulerSettingError(key: key, value: text, reason: "'\(text)' is not a number between 0 and \(Self.number(max))")
-            }
-            return value
-        }
-        switch key {
-        case "enabled":
-            switch text.lowercased() {
-            case "true", "yes", "on", "1": enabled = true
-            case "false", "no", "off", "0": enabled = false
-            default: throw SchedulerSettingError(key: key, value: text, reason: "'\(text)' is not true or false")
-            }
-        case "idle_after": idleAfter = try duration()
-        case "batch_budget": batchBudget = try duration(min: .milliseconds(1), max: .seconds(10))
-        case "pause_between_batches": pauseBetweenBatches = try duration(max: .seconds(60))
-        case "cpu_pressure": cpuPressure = try number(max: 100)
-        case "io_pressure": ioPressure = try number(max: 100)
-        case "load_per_core": loadPerCore = try number(max: 1000)
-        case "request_rate": requestRate = try number(max: 1_000_000)
-        case "open_transactions": openTransactions = try number(max: 1_000_000)
-        case "load_window": loadWindow = try duration(min: StoreLoad.burstWindow, max: StoreLoad.horizon)
-        case "signals":
-            let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map { $0.lowercased() }
-            var chosen = Set<SchedulerSignal>()
-            for name in names {
-                guard let signal = SchedulerSignal(rawValue: name) else {
-                    throw SchedulerSettingError(key: key, value: text, reason: "unknown signal '\(name)'; known: \(SchedulerSignal.allCases.map(\.rawValue).joined(separator: ", ")) (comma separated, may be empty)")
-                }
-                chosen.insert(signal)
-            }
-            signals = chosen
-        case "sample_interval": sampleInterval = try duration(min: .milliseconds(10), max: .seconds(60))
-        case "run_sample_interval": runSampleInterval = try duration(min: .milliseconds(5), max: .seconds(10))
-        case "store_turn": storeTurn = try duration(min: .milliseconds(100), max: .seconds(3600))
-        case "maintenance_window":
-            guard text.isEmpty || Self.parseWindow(text) != nil else {
-                throw SchedulerSettingError(key: key, value: text, reason: "'\(text)' is not a window HH:MM-HH:MM (e.g. 02:00-05:00), or empty for any time")
-            }
-            maintenanceWindow = text
-        case "max_runtime": maxRuntime = try duration()
-        default:
+        guard let setting = Self.setting(key) else {
             throw SchedulerSettingError(key: key, value: text, reason: "unknown setting '\(key)'; known: \(Self.keys.joined(separator: ", "))", unknownKey: true)
         }
+        try setting.set(text, in: &self)
+    }
+
+    /// The row of ``table`` for `key`.
+    public static func setting(_ key: String) -> SchedulerSetting? {
+        table.first { $0.key == key }
     }
 
     /// Minutes since midnight of a window's start and end.
@@ -158,16 +80,21 @@ public struct SchedulerSettings: Sendable, Hashable {
         return (start, end)
     }
 
-    private static func number(_ value: Double) -> String {
+    static func number(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
 
 /// A setting that cannot be read or changed.
 public struct SchedulerSettingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The setting's key.
     public var key: String
+    /// The value refused.
     public var value: String
+    /// Why, in words, and what to do.
     public var reason: String
+    /// Whether the key is not a setting at all.
     public var unknownKey = false
+    /// A description in words.
     public var description: String { reason }
 }

@@ -30,16 +30,20 @@ public enum SchedulerSignal: String, Sendable, Hashable, CaseIterable {
 /// io.summary  // "io pressure avg10 31% > 10%"
 /// ```
 public struct SignalReading: Sendable, Hashable {
+    /// Which signal.
     public var signal: SchedulerSignal
     /// What was measured, for people ("io pressure avg10", "cgroup cpu pressure avg10").
     public var label: String
+    /// The reading, in the signal's unit (percent, requests per second, …).
     public var value: Double
+    /// The threshold above which it counts as busy.
     public var threshold: Double
     /// Appended to numbers: "%", "/s", " per core", or "" for plain numbers.
     public var unit: String
     /// Extra context ("busiest store: aircraft").
     public var note: String?
 
+    /// Memberwise initializer.
     public init(signal: SchedulerSignal, label: String, value: Double, threshold: Double, unit: String, note: String? = nil) {
         self.signal = signal
         self.label = label

@@ -9,26 +9,35 @@ public struct SchedulerStatistics: Sendable, Hashable {
     public var workSeconds = 0.0
     /// Of which cost delay slept between batches.
     public var delaySeconds = 0.0
+    /// Rows copied or deleted by the run.
     public var rowsProcessed: Int64 = 0
+    /// Batches (write transactions) run.
     public var batches = 0
+    /// Tasks finished by the run.
     public var tasksFinished = 0
     /// Times running work was stopped before it was done, by cause (`signal`, `paused`,
     /// `window`, `max_runtime`, …).
     public var pauses = 0
+    /// Pauses, by cause.
     public var pausesByCause: [String: Int] = [:]
     /// The most recent pauses, oldest first (at most ``recentLimit``).
     public var recentPauses: [PauseRecord] = []
     /// Pause latency (first busy reading → work stopped) since the daemon started, in ms: read
     /// from the exported histogram (`strata_scheduler_pause_latency_seconds`) and gauge.
     public var pauseLatencyP50Milliseconds = 0.0
+    /// 99th percentile pause latency, in milliseconds.
     public var pauseLatencyP99Milliseconds = 0.0
+    /// Longest pause latency, in milliseconds.
     public var pauseLatencyMaxMilliseconds = 0.0
     /// Failed turns and the last failure.
     public var errors = 0
+    /// The last error, in words.
     public var lastError: String?
 
+    /// How many recent pauses are kept.
     public static let recentLimit = 32
 
+    /// Memberwise initializer.
     public init() {}
 }
 

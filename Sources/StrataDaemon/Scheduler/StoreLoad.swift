@@ -1,4 +1,5 @@
 import Synchronization
+import StrataUnits
 
 /// One store's request load over a sliding window: requests started and the time-averaged
 /// number of open transactions, kept in 100 ms buckets over the last five minutes.
@@ -116,13 +117,5 @@ public final class StoreLoad: Sendable {
             state.buckets[slot].openNanoseconds += Int64(state.open) * (segmentEnd - t)
             t = segmentEnd
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

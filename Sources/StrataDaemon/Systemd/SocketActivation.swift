@@ -24,6 +24,7 @@ public struct SocketActivation: Sendable {
         return SocketActivation(descriptors: result)
     }
 
+    /// Memberwise initializer.
     public init(descriptors: [String: CInt]) {
         self.descriptors = descriptors
     }

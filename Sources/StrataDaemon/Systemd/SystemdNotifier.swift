@@ -10,6 +10,7 @@ import Glibc
 ///
 /// Without `NOTIFY_SOCKET` (not run by systemd) every call is a cheap no-op.
 public struct SystemdNotifier: Sendable {
+    /// Memberwise initializer.
     public init() {}
 
     /// Whether a service manager listens (`NOTIFY_SOCKET` is set).
@@ -23,10 +24,12 @@ public struct SystemdNotifier: Sendable {
         return sd_notify(0, text) > 0
     }
 
+    /// `READY=1` with a `STATUS=` line.
     public func ready(status: String) {
         notify(["READY=1", "STATUS=\(status)", "MAINPID=\(getpid())"])
     }
 
+    /// A `STATUS=` line.
     public func status(_ text: String) {
         notify(["STATUS=\(text)"])
     }
@@ -36,6 +39,7 @@ public struct SystemdNotifier: Sendable {
         notify(["RELOADING=1", "STATUS=\(status)", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"])
     }
 
+    /// `STOPPING=1` with a `STATUS=` line.
     public func stopping(status: String) {
         notify(["STOPPING=1", "STATUS=\(status)"])
     }
@@ -45,6 +49,7 @@ public struct SystemdNotifier: Sendable {
         notify(["EXTEND_TIMEOUT_USEC=\(Int64(duration.seconds * 1_000_000))"])
     }
 
+    /// `WATCHDOG=1`.
     public func watchdogPing() {
         notify(["WATCHDOG=1"])
     }

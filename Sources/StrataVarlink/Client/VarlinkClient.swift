@@ -12,6 +12,7 @@ import NIOPosix
 public struct VarlinkClient: Sendable {
     private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
+    /// Why a call did not get a reply (the connection, not the daemon, failed).
     public enum ClientError: Error, Sendable, CustomStringConvertible {
         /// The socket cannot be reached (no such file, refused, no permission).
         case cannotConnect(path: String, reason: String)
@@ -20,6 +21,7 @@ public struct VarlinkClient: Sendable {
         /// The reply is not Varlink.
         case badReply(String)
 
+        /// A description in words.
         public var description: String {
             switch self {
             case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
@@ -92,6 +94,7 @@ public struct VarlinkClient: Sendable {
             }
         }
 
+        /// Sends a call without waiting for its reply (`oneway`, or before reading replies).
         public func send(_ call: VarlinkCall) async throws {
             try await sendRaw(Array(call.encoded()))
         }

@@ -10,6 +10,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// Memberwise initializer.
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
@@ -21,6 +22,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
+    /// Encodes the value (see ``init(from:)``).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -98,6 +100,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// A description in words.
     public var description: String { String(decoding: encoded(), as: UTF8.self) }
 
     /// The JSON type's name, for error messages.
@@ -113,9 +116,13 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// The string, if this is one.
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    /// The integer, if this is one.
     public var intValue: Int64? { if case .int(let i) = self { i } else { nil } }
+    /// The Boolean, if this is one.
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    /// The number, if this is one.
     public var doubleValue: Double? {
         switch self {
         case .double(let d): d
@@ -123,20 +130,30 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         default: nil
         }
     }
+    /// The object, if this is one.
     public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    /// The array, if this is one.
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
 
+    /// The member `key` of an object (nil for other values or a missing key).
     public subscript(key: String) -> JSONValue? { objectValue?[key] }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByFloatLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
+    /// Memberwise initializer.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// Memberwise initializer.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// Memberwise initializer.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Memberwise initializer.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// Memberwise initializer.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// Memberwise initializer.
     public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(Dictionary(elements, uniquingKeysWith: { $1 })) }
+    /// Memberwise initializer.
     public init(nilLiteral: ()) { self = .null }
 }

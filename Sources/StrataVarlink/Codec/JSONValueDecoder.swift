@@ -13,6 +13,7 @@ public struct JSONValueDecoder: Sendable {
     /// replies sets it to false, so that a newer server's extra fields do no harm.
     public var rejectsUnknownKeys: Bool
 
+    /// Memberwise initializer.
     public init(rejectsUnknownKeys: Bool = true) {
         self.rejectsUnknownKeys = rejectsUnknownKeys
     }
@@ -39,9 +40,12 @@ public struct JSONValueDecoder: Sendable {
 /// Why a ``JSONValue`` does not decode: the key path (`operations[2].op`, empty for the value
 /// itself) and what is wrong with it.
 public struct JSONValueDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Where in the value the problem is: `stores[2].name`.
     public var path: String
+    /// Why, in words, and what to do.
     public var reason: String
 
+    /// Memberwise initializer.
     public init(path: String, reason: String) {
         self.path = path
         self.reason = reason
@@ -58,6 +62,7 @@ public struct JSONValueDecodingError: Error, Sendable, Hashable, CustomStringCon
         }
     }
 
+    /// A description in words.
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
 
     /// `operations[2].op` from coding keys.

@@ -13,8 +13,10 @@ public struct JSONValueEncoder: Sendable {
         case omit
     }
 
+    /// How nil optionals are encoded.
     public var nilEncoding: NilEncoding
 
+    /// Memberwise initializer.
     public init(nilEncoding: NilEncoding = .null) {
         self.nilEncoding = nilEncoding
     }

@@ -3,13 +3,17 @@ import NIOCore
 /// Splits a byte stream into NUL-terminated Varlink messages, refusing any message longer
 /// than `maxSize` (``VarlinkFrameError/tooLarge``) without buffering it whole.
 public struct NULFrameDecoder: ByteToMessageDecoder {
+    /// One message, without its NUL terminator.
     public typealias InboundOut = ByteBuffer
+    /// The largest message accepted, in bytes.
     public let maxSize: Int
 
+    /// Memberwise initializer.
     public init(maxSize: Int) {
         self.maxSize = maxSize
     }
 
+    /// Splits off the next NUL-terminated message; refuses one longer than ``maxSize``.
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let end = buffer.readableBytesView.firstIndex(of: 0) else {
             if buffer.readableBytes > maxSize { throw VarlinkFrameError.tooLarge(limit: maxSize) }
@@ -23,6 +27,7 @@ public struct NULFrameDecoder: ByteToMessageDecoder {
         return .continue
     }
 
+    /// At EOF: the last complete messages; an unterminated rest is dropped.
     public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         // An unterminated tail at EOF is dropped: the client went away mid-message.
@@ -38,8 +43,11 @@ public enum VarlinkFrameError: Error, Sendable, Hashable {
 
 /// Appends the NUL terminator on the way out.
 public struct NULFrameEncoder: MessageToByteEncoder {
+    /// One message, without its NUL terminator.
     public typealias OutboundIn = ByteBuffer
+    /// Memberwise initializer.
     public init() {}
+    /// Writes the message followed by its NUL terminator.
     public func encode(data: ByteBuffer, out: inout ByteBuffer) throws {
         var data = data
         out.writeBuffer(&data)

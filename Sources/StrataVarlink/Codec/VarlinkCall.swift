@@ -4,12 +4,14 @@ import Foundation
 public struct VarlinkCall: Sendable, Hashable {
     /// The fully qualified method name, `INTERFACE.Method`.
     public var method: String
+    /// The parameters, as JSON.
     public var parameters: [String: JSONValue]
     /// The client accepts several replies (`continues: true` on all but the last).
     public var more: Bool
     /// The client wants no reply.
     public var oneway: Bool
 
+    /// Memberwise initializer.
     public init(method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false) {
         self.method = method
         self.parameters = parameters

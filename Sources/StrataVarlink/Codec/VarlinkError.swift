@@ -1,22 +1,28 @@
 import Foundation
+import StrataUnits
 
 /// A Varlink error reply as it travels: a qualified name (`io.strata.Admin.NoSuchStore`) and
 /// parameters that say what went wrong. Thrown by ``VarlinkClient`` for error replies; typed
 /// interfaces throw their own errors (``VarlinkErrorConvertible``), which become one of these
 /// at the wire.
 public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, VarlinkErrorConvertible {
+    /// The error's qualified name: `io.strata.Admin.NoSuchStore`.
     public var name: String
+    /// The parameters, as JSON.
     public var parameters: [String: JSONValue]
 
+    /// Memberwise initializer.
     public init(_ name: String, _ parameters: [String: JSONValue] = [:]) {
         self.name = name
         self.parameters = parameters
     }
 
+    /// A description in words.
     public var description: String {
         parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters))"
     }
 
+    /// The error as it goes on the wire.
     public var varlinkError: VarlinkError { self }
 
     /// The unqualified part of ``name`` (`NoSuchStore`).
@@ -30,14 +36,17 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
 
     // MARK: - org.varlink.service errors
 
+    /// `org.varlink.service.InterfaceNotFound`: no interface of that name.
     public static func interfaceNotFound(_ interface: String) -> VarlinkError {
         VarlinkError("org.varlink.service.InterfaceNotFound", ["interface": .string(interface)])
     }
 
+    /// `org.varlink.service.MethodNotFound`: the interface has no such method.
     public static func methodNotFound(_ method: String) -> VarlinkError {
         VarlinkError("org.varlink.service.MethodNotFound", ["method": .string(method)])
     }
 
+    /// `org.varlink.service.MethodNotImplemented`: declared but not served.
     public static func methodNotImplemented(_ method: String) -> VarlinkError {
         VarlinkError("org.varlink.service.MethodNotImplemented", ["method": .string(method)])
     }
@@ -47,10 +56,12 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
         VarlinkError("org.varlink.service.InvalidParameter", ["parameter": .string(parameter)])
     }
 
+    /// `org.varlink.service.PermissionDenied`: the peer may not call it.
     public static func permissionDenied() -> VarlinkError {
         VarlinkError("org.varlink.service.PermissionDenied")
     }
 
+    /// `org.varlink.service.ExpectedMore`: the method only streams; call it with `more`.
     public static func expectedMore() -> VarlinkError {
         VarlinkError("org.varlink.service.ExpectedMore")
     }
@@ -88,7 +99,7 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// connection is closed after this reply.
     public static func messageTimeout(_ timeout: Duration) -> VarlinkError {
         VarlinkError("io.strata.Varlink.MessageTimeout", [
-            "seconds": .double(timeout.fractionalSeconds),
+            "seconds": .double(timeout.seconds),
             "reason": .string("a message must be complete (NUL-terminated) within \(Self.text(timeout)) of its first byte (limits.message_timeout)"),
         ])
     }
@@ -108,7 +119,7 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
 
     /// `500ms`, `10s`: a timeout as the configuration writes it.
     private static func text(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = duration.wholeMilliseconds
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 }
@@ -118,11 +129,4 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
 public protocol VarlinkErrorConvertible: Error, Sendable {
     /// The error as it goes on the wire.
     var varlinkError: VarlinkError { get }
-}
-
-extension Duration {
-    /// The duration in (fractional) seconds.
-    var fractionalSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }

@@ -24,6 +24,7 @@ public struct VarlinkIDL: Sendable, Hashable {
         case structure([Field])
         case enumeration([String])
 
+        /// A description in words.
         public var description: String {
             switch self {
             case .bool: "bool"
@@ -44,20 +45,28 @@ public struct VarlinkIDL: Sendable, Hashable {
 
     /// A field of a structure, a method's parameters or reply, or an error.
     public struct Field: Sendable, Hashable {
+        /// The field's name.
         public var name: String
+        /// The field's type as written.
         public var type: TypeExpression
 
+        /// Memberwise initializer.
         public init(name: String, type: TypeExpression) {
             self.name = name
             self.type = type
         }
     }
 
+    /// A method of the interface: its name and its parameter and reply types as written.
     public struct Method: Sendable, Hashable {
+        /// The method's name.
         public var name: String
+        /// The parameters, as JSON.
         public var parameters: [Field]
+        /// The reply's fields.
         public var reply: [Field]
 
+        /// Memberwise initializer.
         public init(name: String, parameters: [Field], reply: [Field]) {
             self.name = name
             self.parameters = parameters
@@ -67,7 +76,9 @@ public struct VarlinkIDL: Sendable, Hashable {
 
     /// The qualified interface name (`io.strata.Admin`).
     public var name: String
+    /// The named types (`type X (...)`), by name.
     public var types: [String: TypeExpression] = [:]
+    /// The methods, by name.
     public var methods: [String: Method] = [:]
     /// Errors by name, with their fields.
     public var errors: [String: [Field]] = [:]
@@ -112,8 +123,11 @@ public struct VarlinkIDL: Sendable, Hashable {
 
 /// A definition that is not valid Varlink IDL.
 public struct VarlinkIDLError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The line of the definition where parsing failed (1-based).
     public var line: Int
+    /// Why, in words, and what to do.
     public var reason: String
+    /// A description in words.
     public var description: String { "line \(line): \(reason)" }
 }
 

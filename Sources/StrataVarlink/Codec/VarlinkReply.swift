@@ -3,21 +3,26 @@ import Foundation
 /// A Varlink reply: parameters, or an error name with parameters; `continues` for all but the
 /// last reply to a `more` call.
 public struct VarlinkReply: Sendable, Hashable {
+    /// The parameters, as JSON.
     public var parameters: [String: JSONValue]
+    /// Whether more replies follow (`continues`).
     public var continues: Bool
     /// The error's qualified name, nil for a successful reply.
     public var error: String?
 
+    /// Memberwise initializer.
     public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
         self.parameters = parameters
         self.continues = continues
         self.error = error
     }
 
+    /// Memberwise initializer.
     public init(_ error: VarlinkError) {
         self.init(parameters: error.parameters, error: error.name)
     }
 
+    /// The reply as JSON bytes (without the NUL terminator).
     public func encoded() -> Data {
         var object: [String: JSONValue] = ["parameters": .object(parameters)]
         if continues { object["continues"] = true }
@@ -25,6 +30,8 @@ public struct VarlinkReply: Sendable, Hashable {
         return JSONValue.object(object).encoded()
     }
 
+    /// Parses one reply message.
+    /// - Throws: ``VarlinkError`` for bytes that are not a reply object.
     public static func parse(_ bytes: Data) throws(VarlinkError) -> VarlinkReply {
         guard let value = try? JSONValue.decode(bytes), case .object(let object) = value else {
             throw VarlinkError.malformedMessage("the reply is not a JSON object")

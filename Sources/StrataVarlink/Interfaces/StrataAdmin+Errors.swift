@@ -3,16 +3,25 @@ import Foundation
 // The errors of io.strata.Admin (`error …` in the IDL).
 
 extension StrataAdmin {
+    /// `io.strata.Admin.NoSuchStore`: the daemon hosts no store of that name.
     public typealias NoSuchStore = StrataStore.NoSuchStore
+    /// `io.strata.Admin.StoreUnavailable`: the store is configured but failed to open or is closed.
     public typealias StoreUnavailable = StrataStore.StoreUnavailable
+    /// `io.strata.Admin.StoreFailure`: the store refused the operation (the reason says why).
     public typealias StoreFailure = StrataStore.StoreFailure
 
+    /// `io.strata.Admin.UnknownSetting`: no setting of that key; `known` lists them.
     public struct UnknownSetting: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "UnknownSetting"
+        /// The setting's key.
         public var key: String
+        /// The names that exist.
         public var known: [String]
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(key: String, known: [String]) {
             self.key = key
             self.known = known
@@ -20,12 +29,18 @@ extension StrataAdmin {
         }
     }
 
+    /// `io.strata.Admin.InvalidSetting`: the value does not parse or is out of the setting's range.
     public struct InvalidSetting: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "InvalidSetting"
+        /// The setting's key.
         public var key: String
+        /// The value refused.
         public var value: String
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(key: String, value: String, reason: String) {
             self.key = key
             self.value = value
@@ -33,11 +48,16 @@ extension StrataAdmin {
         }
     }
 
+    /// `io.strata.Admin.AlreadyRunning`: deferred work already runs on the store.
     public struct AlreadyRunning: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "AlreadyRunning"
+        /// The store's name (as configured).
         public var store: String
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(store: String, reason: String = "deferred work already runs on this store") {
             self.store = store
             self.reason = reason
@@ -46,11 +66,16 @@ extension StrataAdmin {
 
     /// A reload refused: the file, the key and why (the daemon keeps the previous configuration).
     public struct ReloadFailed: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "ReloadFailed"
+        /// The configuration file.
         public var file: String
+        /// The setting's key.
         public var key: String
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(file: String, key: String, reason: String) {
             self.file = file
             self.key = key
@@ -69,6 +94,7 @@ extension StrataAdmin {
         case alreadyRunning(AlreadyRunning)
         case reloadFailed(ReloadFailed)
 
+        /// The error as it goes on the wire.
         public var varlinkError: VarlinkError {
             switch self {
             case .noSuchStore(let parameters): StrataAdmin.varlinkError(parameters)
@@ -93,6 +119,7 @@ extension StrataAdmin {
             else { return nil }
         }
 
+        /// A description in words.
         public var description: String { varlinkError.description }
     }
 }

@@ -4,12 +4,18 @@ import Foundation
 // three too, with the same fields.
 
 extension StrataStore {
+    /// `io.strata.Store.NoSuchStore`: the daemon hosts no store of that name.
     public struct NoSuchStore: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "NoSuchStore"
+        /// The store's name (as configured).
         public var store: String
+        /// The names that exist.
         public var known: [String]
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(store: String, known: [String]) {
             self.store = store
             self.known = known
@@ -19,10 +25,14 @@ extension StrataStore {
 
     /// The store failed to open, or was closed (removed from the configuration, stopping).
     public struct StoreUnavailable: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "StoreUnavailable"
+        /// The store's name (as configured).
         public var store: String
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(store: String, reason: String) {
             self.store = store
             self.reason = reason
@@ -31,11 +41,16 @@ extension StrataStore {
 
     /// The store refused the call: `code` is the library's `StoreError.Code`.
     public struct StoreFailure: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "StoreFailure"
+        /// The store's name (as configured).
         public var store: String
+        /// The library's `StoreError.Code`.
         public var code: String
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(store: String, code: String, reason: String) {
             self.store = store
             self.code = code
@@ -45,11 +60,16 @@ extension StrataStore {
 
     /// A predicate or sort descriptor that does not parse: the text and where.
     public struct InvalidPredicate: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "InvalidPredicate"
+        /// The predicate or sort text that does not parse.
         public var format: String
+        /// Where in `format` the problem is (0-based), when it is one place.
         public var position: Int?
+        /// Why, in words, and what to do.
         public var reason: String
 
+        /// Memberwise initializer.
         public init(format: String, position: Int?, reason: String) {
             self.format = format
             self.position = position
@@ -60,13 +80,20 @@ extension StrataStore {
     /// An object that cannot be created or changed: `code` is the library's
     /// `ObjectContextError.Code`; `operation` the index in a `Batch`.
     public struct ObjectError: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "ObjectError"
+        /// The library's `ObjectContextError.Code`.
         public var code: String
+        /// The entity concerned.
         public var entity: String?
+        /// The property concerned.
         public var property: String?
+        /// Why, in words, and what to do.
         public var reason: String
+        /// The index of the failing operation in a `Batch`, if the call was one.
         public var operation: Int?
 
+        /// Memberwise initializer.
         public init(code: String, entity: String?, property: String?, reason: String, operation: Int?) {
             self.code = code
             self.entity = entity
@@ -76,18 +103,25 @@ extension StrataStore {
         }
     }
 
+    /// `io.strata.Store.ObjectNotFound`: no object of that entity and id.
     public struct ObjectNotFound: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "ObjectNotFound"
+        /// The entity concerned.
         public var entity: String
+        /// The object's id (its primary key).
         public var id: Int64
+        /// The index of the failing operation in a `Batch`, if the call was one.
         public var operation: Int?
 
+        /// Memberwise initializer.
         public init(entity: String, id: Int64, operation: Int?) {
             self.entity = entity
             self.id = id
             self.operation = operation
         }
 
+        /// Why, in words, and what to do.
         public var reason: String { "no \(entity) with id \(id)" + (operation.map { " (operation \($0))" } ?? "") }
     }
 
@@ -101,6 +135,7 @@ extension StrataStore {
         case objectError(ObjectError)
         case objectNotFound(ObjectNotFound)
 
+        /// The error as it goes on the wire.
         public var varlinkError: VarlinkError {
             switch self {
             case .noSuchStore(let parameters): StrataStore.varlinkError(parameters)
@@ -123,6 +158,7 @@ extension StrataStore {
             else { return nil }
         }
 
+        /// A description in words.
         public var description: String { varlinkError.description }
     }
 }

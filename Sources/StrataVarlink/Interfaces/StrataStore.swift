@@ -10,13 +10,17 @@ import Foundation
 /// reply.objects.count
 /// ```
 public enum StrataStore: VarlinkInterfaceDefinition {
+    /// The name on the wire.
     public static let name = "io.strata.Store"
+    /// The interface definition (the `.varlink` file).
     public static var definition: String { InterfaceDefinitions.store }
 
+    /// The interface's methods.
     public static let methods: [any VarlinkMethod.Type] = [
         Fetch.self, Count.self, Insert.self, Update.self, Delete.self, Batch.self,
     ]
 
+    /// The interface's errors.
     public static let errors: [any VarlinkErrorParameters.Type] = [
         NoSuchStore.self, StoreUnavailable.self, StoreFailure.self, InvalidPredicate.self, ObjectError.self, ObjectNotFound.self,
     ]
@@ -25,15 +29,21 @@ public enum StrataStore: VarlinkInterfaceDefinition {
 
     /// One operation of a `Batch`: `id` for update and delete, `values` for insert and update.
     public struct Operation: Codable, Sendable, Hashable {
+        /// What a change does to an object.
         public enum Kind: String, VarlinkStringEnum {
             case insert, update, delete
         }
 
+        /// Insert, update or delete.
         public var op: Kind
+        /// The entity concerned.
         public var entity: String
+        /// The object's id (nil for an insert).
         public var id: Int64?
+        /// The values, by property name.
         public var values: JSONValue?
 
+        /// Memberwise initializer.
         public init(op: Kind, entity: String, id: Int64? = nil, values: JSONValue? = nil) {
             self.op = op
             self.entity = entity
@@ -47,18 +57,29 @@ public enum StrataStore: VarlinkInterfaceDefinition {
     /// Objects of an entity matching a predicate (NSPredicate-style format with `%@`
     /// arguments), sorted by `key` or `key:desc` descriptors.
     public enum Fetch: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = StrataStore
+        /// The name on the wire.
         public static let name = "Fetch"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The store's name (as configured).
             public var store: String
+            /// The entity concerned.
             public var entity: String
+            /// A predicate in the NSPredicate-style format (docs/Predicates.md).
             public var predicate: String?
+            /// The values of the `%@` placeholders, in order.
             public var arguments: [JSONValue]?
+            /// Sort descriptors: `key` or `-key` (descending).
             public var sort: [String]?
+            /// The most objects to return.
             public var limit: Int64?
+            /// Objects to skip.
             public var offset: Int64?
 
+            /// Memberwise initializer.
             public init(store: String, entity: String, predicate: String? = nil, arguments: [JSONValue]? = nil, sort: [String]? = nil,
                         limit: Int64? = nil, offset: Int64? = nil) {
                 self.store = store
@@ -71,22 +92,34 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             }
         }
 
+        /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
+            /// The objects.
             public var objects: [JSONValue]
+            /// Memberwise initializer.
             public init(objects: [JSONValue]) { self.objects = objects }
         }
     }
 
+    /// Counts the objects of an entity matching a predicate.
     public enum Count: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = StrataStore
+        /// The name on the wire.
         public static let name = "Count"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The store's name (as configured).
             public var store: String
+            /// The entity concerned.
             public var entity: String
+            /// A predicate in the NSPredicate-style format (docs/Predicates.md).
             public var predicate: String?
+            /// The values of the `%@` placeholders, in order.
             public var arguments: [JSONValue]?
 
+            /// Memberwise initializer.
             public init(store: String, entity: String, predicate: String? = nil, arguments: [JSONValue]? = nil) {
                 self.store = store
                 self.entity = entity
@@ -95,22 +128,32 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             }
         }
 
+        /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
+            /// The number of objects.
             public var count: Int64
+            /// Memberwise initializer.
             public init(count: Int64) { self.count = count }
         }
     }
 
     /// Inserts an object and returns it with its primary key.
     public enum Insert: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = StrataStore
+        /// The name on the wire.
         public static let name = "Insert"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The store's name (as configured).
             public var store: String
+            /// The entity concerned.
             public var entity: String
+            /// The values, by property name.
             public var values: JSONValue
 
+            /// Memberwise initializer.
             public init(store: String, entity: String, values: JSONValue) {
                 self.store = store
                 self.entity = entity
@@ -118,20 +161,29 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             }
         }
 
+        /// What the method replies.
         public typealias Reply = ObjectReply
     }
 
     /// Changes attributes of the object with primary key `id`.
     public enum Update: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = StrataStore
+        /// The name on the wire.
         public static let name = "Update"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The store's name (as configured).
             public var store: String
+            /// The entity concerned.
             public var entity: String
+            /// The deleted object's id.
             public var id: Int64
+            /// The values, by property name.
             public var values: JSONValue
 
+            /// Memberwise initializer.
             public init(store: String, entity: String, id: Int64, values: JSONValue) {
                 self.store = store
                 self.entity = entity
@@ -140,24 +192,35 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             }
         }
 
+        /// What the method replies.
         public typealias Reply = ObjectReply
     }
 
     /// The reply of `Insert` and `Update`: the object as saved.
     public struct ObjectReply: Codable, Sendable, Hashable {
+        /// The object: its id, version and values.
         public var object: JSONValue
+        /// Memberwise initializer.
         public init(object: JSONValue) { self.object = object }
     }
 
+    /// Deletes one object.
     public enum Delete: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = StrataStore
+        /// The name on the wire.
         public static let name = "Delete"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The store's name (as configured).
             public var store: String
+            /// The entity concerned.
             public var entity: String
+            /// The new object's id.
             public var id: Int64
 
+            /// Memberwise initializer.
             public init(store: String, entity: String, id: Int64) {
                 self.store = store
                 self.entity = entity
@@ -165,8 +228,11 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             }
         }
 
+        /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
+            /// Whether the object was deleted.
             public var deleted: Bool
+            /// Memberwise initializer.
             public init(deleted: Bool) { self.deleted = deleted }
         }
     }
@@ -174,21 +240,30 @@ public enum StrataStore: VarlinkInterfaceDefinition {
     /// Runs the operations in one transaction: all or none. `results[i]` is the object
     /// inserted or updated by `operations[i]` (empty for a delete).
     public enum Batch: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = StrataStore
+        /// The name on the wire.
         public static let name = "Batch"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The store's name (as configured).
             public var store: String
+            /// The operations.
             public var operations: [Operation]
 
+            /// Memberwise initializer.
             public init(store: String, operations: [Operation]) {
                 self.store = store
                 self.operations = operations
             }
         }
 
+        /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
+            /// One result per store worked on.
             public var results: [JSONValue]
+            /// Memberwise initializer.
             public init(results: [JSONValue]) { self.results = results }
         }
     }

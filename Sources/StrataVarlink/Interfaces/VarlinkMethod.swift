@@ -43,6 +43,7 @@ public protocol VarlinkErrorParameters: Codable, Sendable, Hashable {
 
 /// The parameters of a method that takes none, or the reply of one that returns nothing.
 public struct VarlinkEmpty: Codable, Sendable, Hashable {
+    /// Memberwise initializer.
     public init() {}
 
     private enum NoKeys: CodingKey {}
@@ -52,6 +53,7 @@ public struct VarlinkEmpty: Codable, Sendable, Hashable {
         _ = try decoder.container(keyedBy: NoKeys.self)
     }
 
+    /// Encodes the value (see ``init(from:)``).
     public func encode(to encoder: any Encoder) throws {
         _ = encoder.container(keyedBy: NoKeys.self)
     }

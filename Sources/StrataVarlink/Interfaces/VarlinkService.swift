@@ -4,7 +4,9 @@ import Foundation
 /// `GetInfo` and `GetInterfaceDescription`, typed. ``VarlinkDispatcher`` serves it for the
 /// interfaces of its socket; its errors are ``VarlinkError``'s `org.varlink.service` ones.
 public enum VarlinkService: VarlinkInterfaceDefinition {
+    /// The name on the wire.
     public static let name = "org.varlink.service"
+    /// The interface definition (the `.varlink` file).
     public static let definition = """
         # The Varlink service interface, implemented by every Varlink service.
         interface org.varlink.service
@@ -43,74 +45,116 @@ public enum VarlinkService: VarlinkInterfaceDefinition {
 
         """
 
+    /// The interface's methods.
     public static let methods: [any VarlinkMethod.Type] = [GetInfo.self, GetInterfaceDescription.self]
+    /// The interface's errors.
     public static let errors: [any VarlinkErrorParameters.Type] = [
         InterfaceNotFound.self, MethodNotFound.self, MethodNotImplemented.self, InvalidParameter.self, PermissionDenied.self, ExpectedMore.self,
     ]
 
     // MARK: - Methods
 
+    /// `org.varlink.service.GetInfo`: vendor, product, version, URL and interfaces.
     public enum GetInfo: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = VarlinkService
+        /// The name on the wire.
         public static let name = "GetInfo"
+        /// The method takes no parameters.
         public typealias Parameters = VarlinkEmpty
 
+        /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
+            /// The daemon's vendor.
             public var vendor: String
+            /// The daemon's product name.
             public var product: String
+            /// The daemon's version.
             public var version: String
+            /// The project's URL.
             public var url: String
+            /// The interfaces, by name.
             public var interfaces: [String]
         }
     }
 
+    /// `org.varlink.service.GetInterfaceDescription`: an interface's definition text.
     public enum GetInterfaceDescription: VarlinkMethod {
+        /// The interface this belongs to.
         public typealias Interface = VarlinkService
+        /// The name on the wire.
         public static let name = "GetInterfaceDescription"
 
+        /// What the method takes.
         public struct Parameters: Codable, Sendable, Hashable {
+            /// The interface's name.
             public var interface: String
+            /// Memberwise initializer.
             public init(interface: String) { self.interface = interface }
         }
 
+        /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
+            /// A description in words.
             public var description: String
         }
     }
 
     // MARK: - Errors
 
+    /// `org.varlink.service.InterfaceNotFound`.
     public struct InterfaceNotFound: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "InterfaceNotFound"
+        /// The interface's name.
         public var interface: String
+        /// Why, in words, and what to do.
         public var reason: String { "no interface \(interface) on this socket" }
     }
 
+    /// `org.varlink.service.MethodNotFound`.
     public struct MethodNotFound: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "MethodNotFound"
+        /// The method's name.
         public var method: String
+        /// Why, in words, and what to do.
         public var reason: String { "no method \(method)" }
     }
 
+    /// `org.varlink.service.MethodNotImplemented`.
     public struct MethodNotImplemented: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "MethodNotImplemented"
+        /// The method's name.
         public var method: String
+        /// Why, in words, and what to do.
         public var reason: String { "\(method) is declared but not implemented" }
     }
 
+    /// `org.varlink.service.InvalidParameter`: a parameter is missing, unknown or of the wrong type.
     public struct InvalidParameter: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "InvalidParameter"
+        /// The parameter concerned.
         public var parameter: String
+        /// Why, in words, and what to do.
         public var reason: String { "parameter '\(parameter)' is missing, of the wrong type, or not a parameter of the method" }
     }
 
+    /// `org.varlink.service.PermissionDenied`.
     public struct PermissionDenied: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "PermissionDenied"
+        /// Why, in words, and what to do.
         public var reason: String { "permission denied" }
     }
 
+    /// `org.varlink.service.ExpectedMore`.
     public struct ExpectedMore: VarlinkErrorParameters {
+        /// The error's name on the wire.
         public static let errorName = "ExpectedMore"
+        /// Why, in words, and what to do.
         public var reason: String { "the method must be called with more: true" }
     }
 

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import StrataUnits
 
 /// Disconnects a client that starts a message and does not finish it (the NUL terminator)
 /// within `limits.message_timeout`: a client trickling one byte a second is never silent, so
@@ -68,7 +69,7 @@ final class MessageDeadlineHandler: ChannelInboundHandler {
 extension TimeAmount {
     /// A duration as a NIO time amount, saturating instead of trapping on huge values.
     init(clamping duration: Duration) {
-        let nanoseconds = duration.fractionalSeconds * 1e9
+        let nanoseconds = duration.seconds * 1e9
         self = .nanoseconds(nanoseconds >= Double(Int64.max) ? Int64.max : Int64(max(0, nanoseconds)))
     }
 }

@@ -6,8 +6,11 @@ import Glibc
 /// Who may use a socket: the daemon's own user always, then the configured users and groups
 /// (matched against the peer's own credentials, see ``PeerIdentity``).
 public struct PeerAuthorization: Sendable, Hashable {
+    /// User names allowed on the socket.
     public var users: Set<UInt32>
+    /// Group names allowed on the socket.
     public var groups: Set<UInt32>
+    /// Whether any peer may connect (file mode only).
     public var allowAnyPeer: Bool
     /// The daemon's own user id.
     public var ownUID: UInt32

@@ -9,13 +9,17 @@ import Glibc
 /// dropped a group does not have it, and one given a group (`setgroups`, `newgrp`,
 /// `SupplementaryGroups=`) has it whatever `/etc/group` says.
 public struct PeerIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// The daemon's process id.
     public var pid: Int32
+    /// The peer's user id.
     public var uid: UInt32
+    /// The peer's group id.
     public var gid: UInt32
     /// The peer's supplementary groups; nil when the kernel could not tell (then only the
     /// primary group counts, and group authorization is refused for the others).
     public var supplementaryGroups: [UInt32]?
 
+    /// Memberwise initializer.
     public init(pid: Int32, uid: UInt32, gid: UInt32, supplementaryGroups: [UInt32]? = []) {
         self.pid = pid
         self.uid = uid
@@ -23,6 +27,7 @@ public struct PeerIdentity: Sendable, Hashable, CustomStringConvertible {
         self.supplementaryGroups = supplementaryGroups
     }
 
+    /// A description in words.
     public var description: String { "pid=\(pid) uid=\(uid) gid=\(gid)" }
 
     /// The peer's primary group and its supplementary groups, as the kernel recorded them.

@@ -1,24 +1,33 @@
 import Foundation
 import Logging
 import Metrics
+import StrataUnits
 
 /// Routes calls to the interfaces one socket serves, and answers `org.varlink.service`
 /// (GetInfo, GetInterfaceDescription) for them.
 public struct VarlinkDispatcher: Sendable {
+    /// The interfaces, by name.
     public let interfaces: [String: any VarlinkInterface]
+    /// What the daemon says about itself.
     public let info: ServiceInfo
 
     /// `org.varlink.service.GetInfo`'s answer.
     public struct ServiceInfo: Sendable {
+        /// The daemon's vendor.
         public var vendor = "Strata"
+        /// The daemon's product name.
         public var product = "stratad"
+        /// The daemon's version, as `GetInfo` replies.
         public var version: String
+        /// The project's URL.
         public var url = "https://github.com/strata/strata"
+        /// Memberwise initializer.
         public init(version: String = "unknown") {
             self.version = version
         }
     }
 
+    /// Memberwise initializer.
     public init(interfaces: [any VarlinkInterface], info: ServiceInfo = ServiceInfo()) {
         var map: [String: any VarlinkInterface] = [:]
         for interface in interfaces { map[interface.name] = interface }
@@ -47,10 +56,10 @@ public struct VarlinkDispatcher: Sendable {
         }
         let elapsed = ContinuousClock.now - started
         Timer(label: "strata_request_duration_seconds", dimensions: [("method", call.method)]).recordNanoseconds(
-            elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            elapsed.nanoseconds)
         Counter(label: "strata_requests_total", dimensions: [("method", call.method), ("outcome", reply.error ?? "ok")]).increment()
         context.logger.debug("call", metadata: ["strata.method": "\(call.method)", "strata.outcome": "\(reply.error ?? "ok")",
-                                                 "strata.ms": "\(Int(elapsed.fractionalSeconds * 1000))"])
+                                                 "strata.ms": "\(Int(elapsed.milliseconds))"])
         return call.oneway ? nil : reply
     }
 }

@@ -8,6 +8,7 @@ public struct VarlinkReplySender: Sendable {
     /// Whether the client asked for several replies.
     public let more: Bool
 
+    /// Memberwise initializer.
     public init(more: Bool, send: @escaping @Sendable (VarlinkReply) async throws -> Void) {
         self.more = more
         self.send = send
@@ -24,7 +25,9 @@ public struct VarlinkReplySender: Sendable {
 public struct VarlinkCallContext: Sendable {
     /// `admin` or `data`.
     public var socket: String
+    /// The peer's credentials.
     public var peer: PeerIdentity?
+    /// Where it logs.
     public var logger: Logger
 
     /// A context outside a connection (the fuzz targets and in-process callers).

@@ -17,8 +17,11 @@ import Foundation
 public struct VarlinkMethodTable<Definition: VarlinkInterfaceDefinition>: VarlinkInterface {
     typealias Handler = @Sendable (VarlinkCall, VarlinkCallContext, VarlinkReplySender) async throws -> [String: JSONValue]
 
+    /// The interface's name: `io.strata.Admin`.
     public var name: String { Definition.name }
+    /// The interface definition text (Varlink IDL).
     public var definition: String { Definition.definition }
+    /// The methods, by name.
     public var methods: Set<String> { Definition.methodNames }
 
     private var handlers: [String: Handler] = [:]
@@ -48,6 +51,7 @@ public struct VarlinkMethodTable<Definition: VarlinkInterfaceDefinition>: Varlin
         }
     }
 
+    /// Decodes the call's parameters, runs the method's handler and sends its replies; unknown methods get `MethodNotFound`.
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue] {
         guard let handler = handlers[call.member] else { throw VarlinkError.methodNotImplemented(call.method) }
         do {

@@ -43,6 +43,7 @@ public final class VarlinkServer: Sendable {
         /// Deepest nesting of arrays and objects in a message (`LimitExceeded`).
         public var maxJSONDepth: Int
 
+        /// Memberwise initializer.
         public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
                     maxConnections: Int = 256, maxJSONDepth: Int = VarlinkCall.defaultMaxDepth) {
             self.maxMessageSize = maxMessageSize
@@ -53,14 +54,20 @@ public final class VarlinkServer: Sendable {
         }
     }
 
+    /// What the server listens on and how much it accepts.
     public struct Configuration: Sendable {
         /// `admin` or `data`, for logs and errors.
         public var name: String
+        /// Where the listening socket comes from: a path to bind, or one inherited from systemd.
         public var source: Source
+        /// Who may connect.
         public var authorization: PeerAuthorization
+        /// The dispatcher that routes calls to interfaces.
         public var dispatcher: VarlinkDispatcher
+        /// Bounds on input from outside.
         public var limits: Limits
 
+        /// Memberwise initializer.
         public init(name: String, source: Source, authorization: PeerAuthorization, dispatcher: VarlinkDispatcher, limits: Limits) {
             self.name = name
             self.source = source
@@ -115,12 +122,14 @@ public final class VarlinkServer: Sendable {
         case drop
     }
 
+    /// What the server listens on and how much it accepts.
     public let configuration: Configuration
     private let logger: Logger
     private let group: any EventLoopGroup
     private let quiescing: ServerQuiescingHelper
     private let shared = Mutex(Shared())
 
+    /// Memberwise initializer.
     public init(configuration: Configuration, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
         var logger = logger
@@ -130,6 +139,7 @@ public final class VarlinkServer: Sendable {
         self.quiescing = ServerQuiescingHelper(group: group)
     }
 
+    /// The state, in words (see the interface definition for the values).
     public var state: State { shared.withLock { $0.state } }
 
     /// The number of open client connections (admitted ones: the slots in use).

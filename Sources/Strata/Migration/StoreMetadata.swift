@@ -15,28 +15,24 @@ public struct StoreMetadata: Sendable, Hashable {
     public var formatVersion: Int
     /// A UUID identifying this store file, used in object URIs.
     public var storeIdentifier: String
+    /// The model version the store is written with.
     public var modelVersion: String
+    /// That model's checksum.
     public var modelChecksum: String
+    /// Per entity, the hash of its storage (what changed, when the checksum differs).
     public var entityHashes: [String: String]
     /// The full model the store is written with (so that the store can be read, inspected and
     /// migrated without its model files).
     public var model: ObjectModel
+    /// When the store was created.
     public var createdAt: Date
+    /// Creation and every migration, oldest first.
     public var history: [HistoryEntry]
     /// Pending deferred work (the ledger); empty when no cleanup is pending.
     public var deferred: [DeferredTask]
 
     /// One migration or creation event.
-    public struct HistoryEntry: Sendable, Hashable, Codable {
-        public var at: Date
-        /// `created`, `lightweight`, `staged`, `deferred-finished`, …
-        public var kind: String
-        public var fromVersion: String?
-        public var fromChecksum: String?
-        public var toVersion: String
-        public var toChecksum: String
-        public var detail: String
-    }
+    public typealias HistoryEntry = StoreHistoryEntry
 
     /// Whether the store was written with exactly this model's storage layout.
     public func isCompatible(with model: ObjectModel) -> Bool { model.checksum == modelChecksum }
@@ -78,59 +74,19 @@ public struct StoreMetadata: Sendable, Hashable {
     }
 }
 
-// MARK: - Metadata tables
+// MARK: - Reading
 
-/// The SQL of Strata's own tables, all prefixed `_strata_` and excluded from schema comparisons.
-enum MetadataSchema {
-    static let metadataTable = "_strata_metadata"
-    static let historyTable = "_strata_history"
-    static let deferredTable = "_strata_deferred"
-
-    static let creationSQL = [
-        "CREATE TABLE \(metadataTable) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
-        """
-        CREATE TABLE \(historyTable) (id INTEGER PRIMARY KEY, at REAL NOT NULL, kind TEXT NOT NULL, \
-        fromVersion TEXT, fromChecksum TEXT, toVersion TEXT NOT NULL, toChecksum TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '')
-        """,
-        """
-        CREATE TABLE \(deferredTable) (id INTEGER PRIMARY KEY, createdAt REAL NOT NULL, kind TEXT NOT NULL, \
-        summary TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', payload TEXT NOT NULL, progress TEXT)
-        """,
-    ]
-
-    static let formatVersion = 1
-
-    /// Writes the metadata rows for `model` (inside the caller's transaction).
-    static func writeModel(_ model: ObjectModel, in db: Database) throws {
-        let modelJSON = String(decoding: try ModelFile.encode(model, format: .json), as: UTF8.self)
-        let hashes = String(decoding: try JSONSerialization.data(withJSONObject: model.entityHashes, options: [.sortedKeys]), as: UTF8.self)
-        let values: [(String, String)] = [
-            ("formatVersion", String(formatVersion)),
-            ("modelVersion", model.version),
-            ("modelChecksum", model.checksum),
-            ("entityHashes", hashes),
-            ("model", modelJSON),
-        ]
-        for (key, value) in values {
-            try db.execute(sql: "INSERT INTO \(metadataTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value])
-        }
-    }
-
-    static func appendHistory(_ entry: StoreMetadata.HistoryEntry, in db: Database) throws {
-        try db.execute(
-            sql: "INSERT INTO \(historyTable)(at, kind, fromVersion, fromChecksum, toVersion, toChecksum, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            arguments: [entry.at.timeIntervalSince1970, entry.kind, entry.fromVersion, entry.fromChecksum, entry.toVersion, entry.toChecksum, entry.detail])
-    }
-
-    /// Reads the metadata; throws ``StoreError/Code/notAStrataStore`` when the tables are absent.
+extension StoreMetadata {
+    /// Reads the metadata and the pending ledger; throws ``StoreError/Code/notAStrataStore``
+    /// when the tables are absent.
     static func read(from db: Database, path: String) throws -> StoreMetadata {
-        guard try db.tableExists(metadataTable) else {
+        guard try db.tableExists(MetadataSchema.metadataTable) else {
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
             let found = tables.isEmpty ? "it has no tables" : "it has tables \(tables.prefix(8).joined(separator: ", "))\(tables.count > 8 ? ", …" : "")"
-            throw StoreError(.notAStrataStore, path: path, "this SQLite database is not a Strata store (no \(metadataTable) table; \(found)); use `stratactl import` or point at a Strata store")
+            throw StoreError(.notAStrataStore, path: path, "this SQLite database is not a Strata store (no \(MetadataSchema.metadataTable) table; \(found)); use `stratactl import` or point at a Strata store")
         }
         var values: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(metadataTable)") {
+        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(MetadataSchema.metadataTable)") {
             values[row["key"]] = row["value"]
         }
         func require(_ key: String) throws -> String {
@@ -140,8 +96,8 @@ enum MetadataSchema {
             return v
         }
         let format = Int(try require("formatVersion")) ?? 0
-        guard format >= 1 && format <= formatVersion else {
-            throw StoreError(.invalidMetadata, path: path, "store metadata format \(format) is not supported by this Strata (supports 1...\(formatVersion)); upgrade Strata")
+        guard format >= 1 && format <= MetadataSchema.formatVersion else {
+            throw StoreError(.invalidMetadata, path: path, "store metadata format \(format) is not supported by this Strata (supports 1...\(MetadataSchema.formatVersion)); upgrade Strata")
         }
         let model: ObjectModel
         do {
@@ -151,8 +107,8 @@ enum MetadataSchema {
         }
         let hashesJSON = try require("entityHashes")
         let hashes = (try? JSONSerialization.jsonObject(with: Data(hashesJSON.utf8))) as? [String: String] ?? [:]
-        let history = try Row.fetchAll(db, sql: "SELECT * FROM \(historyTable) ORDER BY id").map { row in
-            StoreMetadata.HistoryEntry(at: Date(timeIntervalSince1970: row["at"]), kind: row["kind"], fromVersion: row["fromVersion"],
+        let history = try Row.fetchAll(db, sql: "SELECT * FROM \(MetadataSchema.historyTable) ORDER BY id").map { row in
+            StoreHistoryEntry(at: Date(timeIntervalSince1970: row["at"]), kind: row["kind"], fromVersion: row["fromVersion"],
                                        fromChecksum: row["fromChecksum"], toVersion: row["toVersion"], toChecksum: row["toChecksum"],
                                        detail: row["detail"])
         }

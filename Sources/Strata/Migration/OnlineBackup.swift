@@ -156,8 +156,8 @@ final class OnlineBackup: @unchecked Sendable {
         do {
             let queue = try DatabaseQueue(path: partial.path)
             try queue.writeWithoutTransaction { db in
-                if try db.tableExists(MetadataSchema.deferredTable) {
-                    try db.execute(sql: "DELETE FROM \(MetadataSchema.deferredTable) WHERE kind = 'backup'")
+                if try db.tableExists(DeferredLedger.table) {
+                    try db.execute(sql: "DELETE FROM \(DeferredLedger.table) WHERE kind = 'backup'")
                 }
                 _ = try db.checkpoint(.truncate)
             }

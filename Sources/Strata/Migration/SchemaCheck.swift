@@ -63,11 +63,11 @@ extension PersistentStore {
 
     static func checkSchema(of model: ObjectModel, layout: StorageLayout, in db: Database, path: String) throws -> SchemaCheck {
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
-        for table in [MetadataSchema.metadataTable, MetadataSchema.historyTable, MetadataSchema.deferredTable] where try !db.tableExists(table) {
+        for table in [MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table] where try !db.tableExists(table) {
             return SchemaCheck(schemaVersion: schemaVersion, storedVersion: "?",
                                problems: ["Strata's metadata table \(table) is missing"], unexpected: [])
         }
-        let metadata = try MetadataSchema.read(from: db, path: path)
+        let metadata = try StoreMetadata.read(from: db, path: path)
         var problems: [String] = []
         if !metadata.isCompatible(with: model) {
             problems.append("the store's metadata names model '\(metadata.modelVersion)' (\(metadata.modelChecksum)), not '\(model.version)' (\(model.checksum)): another process migrated it")
@@ -135,7 +135,8 @@ extension PersistentStore {
     /// less Strata's own objects and what the pending ledger already holds.
     private static func unexplainedDifferences(_ layout: StorageLayout, in db: Database) throws -> [String] {
         let pending = try DeferredLedger.entries(in: db).map(\.payload.operation.kind)
-        let explained = Set(pending.compactMap(Self.target))
+        var explained = Set(pending.compactMap(Self.target))
+        for case .rebuildIndex(let oldName, _) in pending { explained.insert(Target(kind: "index", name: oldName)) }
         var result: [String] = []
         for task in try SchemaReconciler.tasks(for: layout, in: db) {
             guard let target = Self.target(task.operation.kind), !target.name.hasPrefix("_strata_"), !explained.contains(target) else { continue }
@@ -144,6 +145,8 @@ extension PersistentStore {
             case .dropTable(let name): result.append("table \(name) is not in model '\(layout.model.version)'")
             case .rewriteTable(let rewrite), .rewriteJoinTable(let rewrite):
                 result.append("table \(rewrite.table) differs from its definition in model '\(layout.model.version)' (\(rewrite.reasons.joined(separator: "; ")))")
+            case .rebuildIndex(let oldName, let spec):
+                result.append("index \(oldName) on \(spec.table) differs from index \(spec.name)(\(spec.columns.joined(separator: ", "))) of model '\(layout.model.version)'")
             case .createIndex(let spec): result.append("index \(spec.name) on \(spec.table)(\(spec.columns.joined(separator: ", "))) of model '\(layout.model.version)' is missing (queries using it are slower)")
             default: continue
             }

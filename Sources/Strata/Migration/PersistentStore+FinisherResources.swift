@@ -1,0 +1,52 @@
+import Foundation
+import GRDB
+
+/// The deferred finisher's resources kept between two runs on a store, typed: the store
+/// (Store/) only holds them as ``FinisherResource``s, so that Store does not depend on
+/// Migration.
+extension PersistentStore {
+    /// An online backup paused between two runs of the deferred work (see ``OnlineBackup``).
+    var backupInProgress: FinisherSlot<OnlineBackup?> {
+        FinisherSlot(store: self, read: { $0["backup"] as? OnlineBackup }, write: { $0["backup"] = $1 })
+    }
+
+    /// Sort buffers of index builds paused between two runs, by container table.
+    var indexBuffers: FinisherSlot<[String: IndexSortBuffer]> {
+        FinisherSlot(store: self, read: { resources in
+            var buffers: [String: IndexSortBuffer] = [:]
+            for (key, value) in resources where key.hasPrefix("index:") { buffers[String(key.dropFirst(6))] = value as? IndexSortBuffer }
+            return buffers
+        }, write: { resources, buffers in
+            for key in resources.keys where key.hasPrefix("index:") { resources[key] = nil }
+            for (container, buffer) in buffers { resources["index:" + container] = buffer }
+        })
+    }
+}
+
+/// A typed view of some of a store's ``FinisherResource``s, locked like a `Mutex`.
+struct FinisherSlot<Value> {
+    let store: PersistentStore
+    let read: ([String: any FinisherResource]) -> Value
+    let write: (inout [String: any FinisherResource], Value) -> Void
+
+    /// Runs `body` on the value under the store's lock; what it leaves is stored.
+    func withLock<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try store.finisherResources.withLock { resources in
+            var value = read(resources)
+            defer { write(&resources, value) }
+            return try body(&value)
+        }
+    }
+}
+
+extension OnlineBackup: FinisherResource {
+    /// Abandons the copy through the writer connection (the ledger keeps the task).
+    func release(on database: DatabasePool) {
+        database.writeWithoutTransaction { _ in abort() }
+    }
+}
+
+extension IndexSortBuffer: FinisherResource {
+    /// Closes the buffer.
+    func release(on database: DatabasePool) { close() }
+}
