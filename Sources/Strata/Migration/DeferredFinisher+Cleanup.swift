@@ -194,7 +194,7 @@ extension DeferredFinisher {
     /// also outruns the 1.5x-budget interrupt, which SQLite checks every few thousand
     /// instructions: one such batch held the write lock 422.7 ms at 4M rows.
     func runVacuum(_ step: TaskStep) async throws -> Bool {
-        step.counters.batchSize = 1024   // pages, at most, per batch
+        step.counters.batchSize = 128   // pages, at most, in the first batch (then adapted)
         while true {
             guard await mayContinue() else { return false }
             let batchStart = ContinuousClock.now
