@@ -154,7 +154,6 @@ struct DeferredFinisher {
         }
     }
 
-
     /// Runs `body` as one batch: one transaction on the writer connection, committed without
     /// waiting for the disk (`synchronous = NORMAL`: a batch lost to a power failure is redone
     /// from the ledger, which is in the same transaction; the next client commit with the
