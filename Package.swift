@@ -134,6 +134,9 @@ let package = Package(
             name: "StrataVarlinkTests",
             dependencies: [
                 "StrataVarlink",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

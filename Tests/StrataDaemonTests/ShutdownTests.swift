@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import StrataVarlink
 /// its reply; past `limits.shutdown_timeout` the calls still running are cut off and the
 /// daemon exits all the same.
 ///
-/// The running call is an insert that waits for a write lock another process holds (SQLite's
+/// The running call is an insert (or a batch) that waits for a write lock another process holds (SQLite's
 /// busy handler) until the test releases it.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ShutdownTests {
@@ -100,6 +101,51 @@ struct ShutdownTests {
         #expect(answer?.error == nil && answer?.parameters["object"]?["tailNumber"] == "LAST", "\(String(describing: answer))\n\(daemon.log)")
         #expect(await daemon.waitForExit() == 0, "\(daemon.log)")
         #expect(daemon.log.contains("notice stratad: stopped"))
+    }
+
+    /// A `Batch` (one transaction, no `more`) waiting for the lock when SIGTERM comes, released
+    /// at once so that it ends while the sockets quiesce: it is answered with every result and
+    /// committed, and its connection closes after the reply.
+    @Test func aBatchRunningAtSigtermIsAnsweredAndCommitted() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else {
+            print("SKIPPED aBatchRunningAtSigtermIsAnsweredAndCommitted: needs /usr/bin/python3 to hold a write lock")
+            return
+        }
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try Self.config(sandbox, shutdownTimeout: "30s")
+        let notify = NotifyListener(path: sandbox.path("notify.sock"))
+        defer { notify.close() }
+        let daemon = try DaemonProcess(config: sandbox.configPath, environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(await notify.wait { $0.contains("READY=1") } != nil, "\(daemon.log)")
+
+        let lock = try await WriteLock(sandbox.path("slow.sqlite"))
+        let busy = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(20)))
+        await busy.call("io.strata.Store.Batch", ["store": "slow", "operations": [
+            ["op": "insert", "entity": "Aircraft", "values": ["tailNumber": "B-ONE"]],
+            ["op": "insert", "entity": "Aircraft", "values": ["tailNumber": "B-TWO"]],
+        ]])
+        let reply = Task { await busy.reply() }
+        try await Task.sleep(for: .milliseconds(300))
+
+        daemon.signal(SIGTERM)
+        #expect(await notify.wait { $0.contains("STOPPING=1") } != nil, "\(notify.all)")
+        await lock.release()
+        let answer = await reply.value
+        #expect(answer?.error == nil && answer?.continues == false, "\(String(describing: answer))\n\(daemon.log)")
+        guard case .array(let results) = answer?.parameters["results"] else {
+            Issue.record("no results: \(String(describing: answer))\n\(daemon.log)")
+            return
+        }
+        #expect(results.map { $0["tailNumber"] } == ["B-ONE", "B-TWO"], "\(results)")
+        #expect(await busy.isClosedByPeer(), "the connection stayed open after its reply")
+        #expect(await daemon.waitForExit() == 0, "\(daemon.log)")
+
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let file = try DatabaseQueue(path: sandbox.path("slow.sqlite"), configuration: readOnly)
+        let rows = try await file.read { db in try String.fetchAll(db, sql: "SELECT tailNumber FROM Aircraft ORDER BY tailNumber") }
+        #expect(rows == ["B-ONE", "B-TWO"])
     }
 
     @Test func pastTheShutdownTimeoutRunningCallsAreCutOff() async throws {

@@ -1,7 +1,9 @@
 import Synchronization
 
 /// Whether a connection is running a call and whether it should close: shared between the
-/// event loop (stall detection) and the task that runs the calls.
+/// event loop (stall detection, quiescing) and the task that runs the calls. A call runs from
+/// ``begin()`` until its final reply has been written to the socket (``end()``), so the
+/// event loop may close an idle connection without losing a reply.
 final class ConnectionActivity: Sendable {
     private struct State {
         var busy = false
@@ -19,7 +21,8 @@ final class ConnectionActivity: Sendable {
         }
     }
 
-    /// Marks the call as finished; true when the connection should now close (draining).
+    /// Marks the call as finished (its final reply written); true when the connection should
+    /// now close (draining).
     func end() -> Bool {
         state.withLock { state in
             state.busy = false

@@ -2,7 +2,9 @@ import NIOCore
 
 /// Closes a connection when the server quiesces (`ChannelShouldQuiesceEvent`, sent by
 /// NIOExtras' `ServerQuiescingHelper`): at once when no call of its own runs, otherwise the
-/// connection's task closes it after the running call (``ConnectionActivity``).
+/// connection's task closes it after the running call has written its final reply
+/// (``ConnectionActivity``); a call the client sent after the running one is answered
+/// `ShuttingDown`. A call not yet read when an idle connection closes is never started.
 final class ConnectionQuiescingHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer

@@ -19,8 +19,10 @@ import Synchronization
 ///
 /// Its life: ``bind()`` (``State/listening``), ``serve()`` until ``quiesce()`` — NIOExtras'
 /// `ServerQuiescingHelper` closes the listener and tells every connection, which closes when
-/// idle or after its running call (``State/quiescing``) — and every connection has ended
-/// (``State/stopped``). ``closeAll()`` ends the connections still open at a deadline.
+/// idle or after its running call has written its last reply (``State/quiescing``) — and
+/// every connection has ended (``State/stopped``). A call counts as running until its final
+/// reply is written to the socket, so the drain never closes a connection with a reply still
+/// on its way. ``closeAll()`` ends the connections still open at a deadline.
 public final class VarlinkServer: Sendable {
     /// Where the listening socket comes from.
     public enum Source: Sendable, Hashable {
@@ -144,6 +146,12 @@ public final class VarlinkServer: Sendable {
 
     /// The number of open client connections (admitted ones: the slots in use).
     public var connectionCount: Int { shared.withLock { $0.slots } }
+
+    /// Calls running now on the admitted connections (a call runs until its final reply is
+    /// written to the socket).
+    var runningCalls: Int {
+        shared.withLock { shared in shared.connections.values.filter { $0.activity.isBusy }.count }
+    }
 
     // MARK: - Binding
 
@@ -310,9 +318,15 @@ public final class VarlinkServer: Sendable {
         let peer = connection.peer.map(\.description) ?? "?"
         let maxDepth = configuration.limits.maxJSONDepth
         do {
-            try await connection.channel.executeThenClose { inbound, outbound in
+            let channel = connection.channel.channel
+            try await connection.channel.executeThenClose { inbound, _ in
+                // A reply is written through the channel and awaited until its bytes are in the
+                // socket, so a call counts as finished (``ConnectionActivity/end()``) only once
+                // its last reply is out. NIOAsyncChannel's writer would return as soon as the
+                // reply is queued for the event loop: a quiesce event queued there before it
+                // then found the connection idle and closed it, and the reply was lost.
                 let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
-                    try await outbound.write(ByteBuffer(bytes: reply.encoded()))
+                    try await channel.writeAndFlush(ByteBuffer(bytes: reply.encoded())).get()
                 }
                 do {
                     for try await frame in inbound {
