@@ -43,12 +43,15 @@ struct SchedulerBenchmark: AsyncParsableCommand {
     @Option(name: .long, help: "Scheduler signals (the machine-wide ones are off by default: other work on a shared machine would gate the run).")
     var signals = "requests,transactions"
     @Flag(name: .long, help: "Print the slowest client requests with their time into the load phase (to stderr).") var trace = false
+    @Option(name: .customLong("log-level"), help: "The in-process daemon's log level, printed to stderr with timestamps (info shows long write-lock holds and slow checkpoints; notice each pause with its latency).")
+    var logLevel = "warning"
     @OptionGroup var options: BenchOptions
 
     func validate() throws {
         guard rows >= 1000 else { throw ValidationError("--rows must be at least 1000") }
         guard clients > 0, interval >= 0, loadSeconds > 0, quietSeconds > 0, maxCycles > 0 else { throw ValidationError("counts and durations must be positive") }
         guard DurationText.parse(idleAfter) != nil else { throw ValidationError("--idle-after: '\(idleAfter)' is not a duration") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a log level; use trace, debug, info, notice, warning, error or critical") }
         var settings = SchedulerSettings()
         do { try settings.set("signals", to: signals) } catch { throw ValidationError("--signals: \(error.reason)") }
     }
@@ -57,8 +60,9 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         let directory = try BenchDirectory(path: options.directory, keep: options.keep)
         defer { directory.cleanUp() }
         let progress = Progress(enabled: !options.json)
+        if logLevel != "warning" { LoggingSystem.bootstrap(StreamLogHandler.standardError) }
         var logger = Logger(label: "io.strata.bench")
-        logger.logLevel = .warning
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
 
         progress.say("creating a version-1 store with \(rows) items…")
         let models = try BenchModel.write(in: directory.url)
@@ -165,7 +169,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         let configuration = DaemonConfiguration(
             stores: [StoreConfiguration(name: "bench", path: store.path, modelDirectory: models.path, backupBeforeMigration: false)],
             adminSocket: SocketConfiguration(path: admin, mode: 0o600), dataSocket: SocketConfiguration(path: data, mode: 0o600),
-            scheduler: settings, logLevel: "warning")
+            scheduler: settings, logLevel: logLevel)
         let daemon = StrataDaemon(configuration: configuration, source: .init(path: "(strata-bench)", overrides: .init()), logger: logger)
         let group = ServiceGroup(services: [daemon], gracefulShutdownSignals: [], logger: logger)
         let service = Task { try await group.run() }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import StrataUnits
 
 /// Runs the tasks of a store's deferred ledger, online. **No step holds the store's write
@@ -27,6 +28,13 @@ struct DeferredFinisher {
     let store: PersistentStore
     let options: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
+    /// The commit of the last batch, for the log of long holds.
+    let lastCommit = CommitTime()
+
+    /// How long the last batch's `COMMIT` took (writing its pages to the WAL), or nil.
+    final class CommitTime {
+        var value: Duration?
+    }
     /// Last batch time and cost delay slept (see ``pause()``).
     let pacing = Pacing()
 
@@ -132,10 +140,17 @@ struct DeferredFinisher {
         }
     }
 
+    /// Restores the connection settings. Never waits for a WAL checkpoint (see
+    /// ``WALCheckpointer/stop(store:)``): a pause ends within the batch in flight.
     private func endSession(_ session: Session) {
+        let start = ContinuousClock.now
         session.checkpointer?.stop(store: store)
         _ = try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
+        }
+        let took = ContinuousClock.now - start
+        if took > options.batchBudget * 2 {
+            store.logger.info("ending the deferred work run took longer than its budget", metadata: ["strata.ms": "\(Self.milliseconds(took))"])
         }
     }
 
@@ -156,14 +171,27 @@ struct DeferredFinisher {
     func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, _ body: () throws -> T) throws -> T {
         if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
+        lastCommit.value = nil
         func run(_ disarm: () -> Void) throws -> T {
-            var result: T?
-            try db.inTransaction {
+            try db.beginTransaction()
+            let result: T
+            do {
                 result = try body()
                 disarm()
-                return .commit
+            } catch {
+                if !db.isInsideTransaction { throw error }   // SQLite rolled back already
+                try? db.rollback()
+                throw error
             }
-            return result!
+            let commitStart = ContinuousClock.now
+            do {
+                try db.commit()
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+            lastCommit.value = ContinuousClock.now - commitStart
+            return result
         }
         if interruptible, let interrupter = session.interrupter {
             return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
@@ -175,16 +203,20 @@ struct DeferredFinisher {
     /// lock over twice the batch budget (with the step that took it): none is expected.
     func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
         var held = Duration.zero
+        lastCommit.value = nil
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
         if held > options.batchBudget * 2 {
-            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: [
+            var metadata: Logger.Metadata = [
                 "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
                 "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
-            ])
+            ]
+            // The commit's share: writing the batch's pages to the WAL is not interruptible.
+            if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(String(format: "%.1f", commit.milliseconds))" }
+            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: metadata)
         }
         return result
     }

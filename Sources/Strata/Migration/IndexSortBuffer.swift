@@ -30,6 +30,11 @@ final class IndexSortBuffer: Sendable {
     private let queue: DatabaseQueue
     /// The schema name under which the store's writer attaches the buffer.
     static let attachment = "strata_sort"
+    /// The buffer's page cache (KiB, negative) while collecting and appending.
+    static let cacheSize = -16384
+    /// The page cache while sorting: it sets the size of the sorter's runs, each sorted and
+    /// written in one step that no interrupt can stop (see ``sort(shouldContinue:interruptRequested:)``).
+    static let sortCacheSize = -1024
 
     init(path: String, storePath: String, keys: [Key]) throws {
         self.path = path
@@ -42,7 +47,7 @@ final class IndexSortBuffer: Sendable {
             // every attached database's.
             try db.execute(sql: "PRAGMA main.journal_mode = OFF")
             try db.execute(sql: "PRAGMA main.synchronous = OFF")
-            try db.execute(sql: "PRAGMA main.cache_size = -16384")
+            try db.execute(sql: "PRAGMA main.cache_size = \(Self.cacheSize)")
             try db.execute(sql: "PRAGMA temp_store = FILE")
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -92,7 +97,15 @@ final class IndexSortBuffer: Sendable {
                     guard let context else { return 0 }
                     return Unmanaged<ContinueBox>.fromOpaque(context).takeUnretainedValue().check() ? 0 : 1
                 }, box.toOpaque())
-                defer { sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil) }
+                // SQLite's sorter sorts and writes a run of `cache_size` worth of records inside one
+                // instruction, which the progress handler cannot stop: with the 16 MB cache that
+                // was up to 520 ms (a pause of 500 ms at 4M rows); with 1 MB, at most 57–81 ms,
+                // and the whole sort of 4M entries no slower (2.5–3.8 s against 4.3–5.2 s).
+                try db.execute(sql: "PRAGMA main.cache_size = \(Self.sortCacheSize)")
+                defer {
+                    sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil)
+                    try? db.execute(sql: "PRAGMA main.cache_size = \(Self.cacheSize)")
+                }
                 try db.execute(sql: "CREATE TABLE main.sorted AS SELECT \(keyColumns) FROM main.raw ORDER BY \(order)")
             }
             return true

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import Logging
 import Synchronization
 
 /// Keeps WAL checkpoints off the store's writer connection while deferred work runs.
@@ -12,7 +13,8 @@ import Synchronization
 /// size after each commit; the finisher then runs a `PASSIVE` checkpoint from a connection of
 /// its own between two batches once the WAL passes the same 1,000 pages. A passive checkpoint
 /// takes no write lock, so writers keep committing meanwhile, and the WAL stays as small as
-/// SQLite would keep it. ``stop()`` restores the automatic checkpoint.
+/// SQLite would keep it. ``stop(store:)`` restores the automatic checkpoint without waiting for
+/// a checkpoint in flight.
 final class WALCheckpointer: Sendable {
     /// Pages in the WAL after the last commit on the writer connection (set by the WAL hook).
     private final class Frames: Sendable {
@@ -29,11 +31,19 @@ final class WALCheckpointer: Sendable {
     /// Checkpoints run.
     let checkpoints = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
-    private let queue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
+    /// The store's checkpoint queue (``PersistentStore/checkpointQueue``): serial, shared by
+    /// every run on the store, so that the store's `close()` can wait for all of them.
+    private let queue: DispatchQueue
+    private let logger: Logger
+
+    /// Called with the store's path at the start of every checkpoint (tests: to hold one).
+    static let observer = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// Installs the WAL hook on the store's writer connection.
     init(store: PersistentStore) throws {
         path = store.url.path
+        logger = store.logger
+        queue = store.checkpointQueue
         let frames = self.frames
         previousAutocheckpoint = try store.database.writeWithoutTransaction { db in
             let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? Self.threshold
@@ -64,7 +74,18 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Runs a passive checkpoint now. Errors are ignored: the next checkpoint catches up.
+    /// One that takes longer than 50 ms is logged (it runs beside the work, not in it).
     func checkpoint() {
+        let start = ContinuousClock.now
+        Self.observer.withLock { $0 }?(path)
+        defer {
+            let took = ContinuousClock.now - start
+            if took > .milliseconds(50) {
+                logger.info("background WAL checkpoint was slow", metadata: [
+                    "strata.ms": "\(String(format: "%.1f", Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15))",
+                ])
+            }
+        }
         connection.withLock { queue in
             do {
                 if queue == nil { queue = try DatabaseQueue(path: path) }
@@ -77,20 +98,34 @@ final class WALCheckpointer: Sendable {
         }
     }
 
-    /// Restores the writer's automatic checkpoint (which replaces the hook) and closes the
-    /// checkpoint connection. Call once.
+    /// Restores the writer's automatic checkpoint (which replaces the hook) and hands the rest
+    /// to the background: the checkpoint in flight, a last one when the WAL is still over the
+    /// threshold, and closing the checkpoint connection. Call once. **It never waits for a
+    /// checkpoint**: a run that stops for a pause or a shutdown returns within its batch, not
+    /// after a checkpoint's page copies and fsyncs (hundreds of milliseconds on a busy disk).
+    /// A client commit meanwhile finds the checkpoint lock taken and skips its automatic
+    /// checkpoint at once. The store's `close()` waits for it all.
     func stop(store: PersistentStore) {
-        queue.sync {}   // the last background checkpoint
-        // Checkpoint before the automatic checkpoint is back, or the next client commit would.
-        if isDue { checkpoint() }
+        let due = isDue
         let restored = (try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
         }) != nil
         // The hook is gone once the automatic checkpoint is back: release its context.
         if restored { Unmanaged.passUnretained(frames).release() }
-        connection.withLock { queue in
-            try? queue?.close()
-            queue = nil
+        let stopped = ContinuousClock.now
+        queue.async {
+            // Checkpoint what the run left, or the next client commit would.
+            if due { self.checkpoint() }
+            self.connection.withLock { queue in
+                try? queue?.close()
+                queue = nil
+            }
+            // What a run that waited for its checkpoints would have added to its end.
+            let after = ContinuousClock.now - stopped
+            self.logger.log(level: after > .milliseconds(50) ? .info : .debug, "the run's last WAL checkpoint ended after the run (which did not wait for it)", metadata: [
+                "strata.ms_after_run": "\(String(format: "%.1f", Double(after.components.seconds) * 1000 + Double(after.components.attoseconds) / 1e15))",
+            ])
         }
     }
+
 }

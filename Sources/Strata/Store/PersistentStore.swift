@@ -36,6 +36,9 @@ public final class PersistentStore: Sendable {
     /// backup, the sort buffers of paused index builds), by key; released when the store
     /// closes. Migration/ owns and types them (`PersistentStore+FinisherResources.swift`).
     let finisherResources = Mutex<[String: any FinisherResource]>([:])
+    /// Where the deferred work's WAL checkpoints run, off the writer (``WALCheckpointer``):
+    /// serial; a run's last checkpoint may still be on it after the run returned.
+    let checkpointQueue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
 
     var path: String { url.path }
     var logger: Logger {
@@ -150,6 +153,8 @@ public final class PersistentStore: Sendable {
         for resource in finisherResources.withLock({ resources in defer { resources = [:] }; return Array(resources.values) }) {
             resource.release(on: database)
         }
+        // The last run's checkpoint, if it still runs (a run never waits for it).
+        checkpointQueue.sync {}
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }

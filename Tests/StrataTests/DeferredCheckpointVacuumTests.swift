@@ -1,0 +1,123 @@
+import Dispatch
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import Strata
+
+/// The end of a run and the incremental vacuum: a pause never waits for a WAL checkpoint, and
+/// a vacuum batch is made of small steps.
+@Suite("Deferred work: checkpoints off the pause path, vacuum in small steps")
+struct DeferredCheckpointVacuumTests {
+    // MARK: - Checkpoints
+
+    /// Holds the background checkpoints of one store until opened (at most 20 s, then lets
+    /// them go and says so): a run that waited for its checkpoint would return only then.
+    final class CheckpointGate: Sendable {
+        private let path: String
+        private let semaphore = DispatchSemaphore(value: 0)
+        private let state = Mutex<(held: Int, opened: Bool, timedOut: Bool)>((0, false, false))
+
+        init(path: String) { self.path = path }
+
+        /// Checkpoints that started (and were held while the gate was closed).
+        var held: Int { state.withLock { $0.held } }
+        /// Whether a held checkpoint was let go by the time limit instead of by `open()`.
+        var timedOut: Bool { state.withLock { $0.timedOut } }
+
+        func observe(_ checkpointPath: String) {
+            guard checkpointPath == path else { return }
+            let wait = state.withLock { state -> Bool in
+                guard !state.opened else { return false }
+                state.held += 1
+                return true
+            }
+            guard wait else { return }
+            if semaphore.wait(timeout: .now() + 20) == .timedOut {
+                state.withLock { $0.timedOut = true }
+            }
+        }
+
+        func open() {
+            let waiting = state.withLock { state -> Int in
+                state.opened = true
+                return state.held
+            }
+            for _ in 0..<waiting { semaphore.signal() }
+        }
+    }
+
+    /// Items with long names (kept by the rewrite): the copy alone writes over 1,000 WAL pages.
+    static func seedLongNames(_ count: Int, at url: URL) throws {
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.wide)
+        try store.database.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO Item(_pk, name, payload, scratch, rank) VALUES (?, ?, ?, ?, ?)")
+            for i in 1...count {
+                try statement.execute(arguments: [i, String(repeating: "n", count: 300) + "\(i)", "p", "s", i % 97])
+            }
+        }
+        try store.close()
+    }
+
+    @Test("a pause returns while the background WAL checkpoint still runs; close() waits for it; nothing is lost")
+    func pauseDoesNotAwaitTheCheckpoint() async throws {
+        let directory = TemporaryDirectory("checkpoint-pause")
+        let url = directory.file("store.sqlite")
+        try Self.seedLongNames(20_000, at: url)
+        let gate = CheckpointGate(path: url.path)
+        WALCheckpointer.observer.withLock { $0 = { gate.observe($0) } }
+        defer {
+            gate.open()
+            WALCheckpointer.observer.withLock { $0 = nil }
+        }
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
+        // The scheduler's pause: shouldContinue turns false — here once a checkpoint is under way.
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5), shouldContinue: { gate.held == 0 }))
+        #expect(gate.held > 0, "the run wrote more than 1,000 WAL pages: a background checkpoint started")
+        #expect(report.stoppedEarly)
+        #expect(!gate.timedOut, "the run returned while its checkpoint was still held")
+        gate.open()
+        // The automatic checkpoint is back on the writer at once.
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "wal_autocheckpoint") == 1000)
+        try await store.finishDeferredMigration()
+        #expect(try store.pendingDeferredWork().isEmpty)
+        try store.close()   // waits for the last checkpoint
+
+        let reopened = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
+        #expect(try DeferredBoundedStepsTests.integrity(reopened) == "ok")
+        #expect(try DeferredMigrationTests.int(reopened, "SELECT count(*) FROM Item") == 20_000)
+        #expect(try DeferredMigrationTests.snapshot(reopened) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
+        try reopened.close()
+    }
+
+    // MARK: - Vacuum
+
+    @Test("the incremental vacuum moves at most 64 pages per statement and empties the freelist")
+    func vacuumInSmallSteps() async throws {
+        let directory = TemporaryDirectory("vacuum-steps")
+        let url = directory.file("store.sqlite")
+        try DeferredMigrationTests.seedItems(20_000, at: url)
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
+        let statements = Mutex<[String]>([])
+        try await store.database.writeWithoutTransaction { db in
+            db.trace(options: .statement) { event in
+                if case .statement(let statement) = event, statement.sql.contains("incremental_vacuum") {
+                    statements.withLock { $0.append(statement.sql) }
+                }
+            }
+        }
+        // A generous budget: a page count adapted from fast batches would grow past one step.
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .seconds(2)))
+        #expect(report.tasksRemaining == 0)
+        let sizes = statements.withLock { $0 }.compactMap { sql -> Int? in
+            guard let open = sql.firstIndex(of: "("), let close = sql.firstIndex(of: ")") else { return nil }
+            return Int(sql[sql.index(after: open)..<close])
+        }
+        #expect(sizes.count > 1, "the freelist of a dropped 20,000-row table takes several steps")
+        #expect(sizes.allSatisfy { $0 <= DeferredFinisher.vacuumStep })
+        #expect(try DeferredMigrationTests.int(store, "PRAGMA freelist_count") == 0)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 20_000)
+        try store.close()
+    }
+}
