@@ -65,11 +65,15 @@ systemctl daemon-reload
 
 # Another process (as strata: the files it creates must stay the daemon's) holds the write
 # lock for 5 s; the daemon's hop begins, then waits for it.
-(echo "BEGIN IMMEDIATE;"; sleep 5; echo "COMMIT;") | runuser -u strata -- sqlite3 /var/lib/strata/fleet.sqlite &
+# The holder waits for its lock (.timeout): the probe below may hold it for a moment when the
+# holder asks, and a holder that gave up would leave nothing for the hop to wait for.
+(echo ".timeout 10000"; echo "BEGIN IMMEDIATE;"; sleep 5; echo "COMMIT;") | runuser -u strata -- sqlite3 /var/lib/strata/fleet.sqlite &
+held=""
 for _ in $(seq 1 100); do
-  runuser -u strata -- sqlite3 /var/lib/strata/fleet.sqlite "BEGIN IMMEDIATE; COMMIT;" >/dev/null 2>&1 || break
+  runuser -u strata -- sqlite3 /var/lib/strata/fleet.sqlite "BEGIN IMMEDIATE; COMMIT;" >/dev/null 2>&1 || { held=1; break; }
   sleep 0.05
 done
+[ -n "$held" ] || fail "the helper sqlite3 never held the store's write lock"
 # Start without waiting; watch the status line while the daemon migrates.
 systemctl start --no-block stratad.service
 seen=""
