@@ -29,38 +29,22 @@ struct PackageInstallTests {
     @Test func debianPackageUnderPrivateSystemd() async throws {
         guard ProcessInfo.processInfo.environment["STRATA_PACKAGE_TEST"] == "1" else {
             PrivateSystemd.reportSkipped("debianPackageUnderPrivateSystemd",
-                                         "runs on its own: `make test`, or `STRATA_PACKAGE_TEST=1 swift test --filter PackageInstallTests` after `make deb CONFIG=debug`")
+                                         "runs on its own: `make test`, or `STRATA_PACKAGE_TEST=1 swift test --filter PackageInstallTests` after `make deb CONFIG=debug`",
+                                         machineCannotRun: false)
             return
         }
         guard let package = Self.builtPackage() else {
             Issue.record("no package in \(Self.packageDirectory.path): run `make deb CONFIG=debug` first (`make test` does)")
             return
         }
-        guard FileManager.default.isExecutableFile(atPath: PrivateSystemd.tool) else {
-            PrivateSystemd.reportSkipped("debianPackageUnderPrivateSystemd", "\(PrivateSystemd.tool) not found")
-            return
-        }
-        // with-systemd's /tmp and /var/tmp are private and empty: stage the script and the
-        // package elsewhere when they are under them.
-        var script = Paths.packageRoot.appendingPathComponent("Tests/EndToEndTests/systemd/package-under-systemd.sh")
-        var deb = package
-        var staging: URL?
-        if ["/tmp/", "/var/tmp/"].contains(where: { script.path.hasPrefix($0) || deb.path.hasPrefix($0) }) {
-            let stage = URL(fileURLWithPath: "/var/cache/strata-package-test-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: stage, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(at: script, to: stage.appendingPathComponent(script.lastPathComponent))
-            try FileManager.default.copyItem(at: deb, to: stage.appendingPathComponent(deb.lastPathComponent))
-            (script, deb, staging) = (stage.appendingPathComponent(script.lastPathComponent), stage.appendingPathComponent(deb.lastPathComponent), stage)
-        }
-        defer { if let staging { try? FileManager.default.removeItem(at: staging) } }
-
         let started = ContinuousClock.now
-        let result = try await runCommandOffThread(PrivateSystemd.tool, ["--", script.path, Paths.packageRoot.path, deb.path])
-        if result.status == 77 {
-            PrivateSystemd.reportSkipped("debianPackageUnderPrivateSystemd", result.output)
+        let outcome = try await PrivateSystemd.run("package-under-systemd.sh", with: package)
+        guard case .ran(let status, let output) = outcome else {
+            if case .cannotRun(let reason) = outcome { PrivateSystemd.reportSkipped("debianPackageUnderPrivateSystemd", reason) }
             return
         }
-        print("debianPackageUnderPrivateSystemd: \(deb.lastPathComponent) in \(ContinuousClock.now - started)\n\(result.output)")
+        let result = (status: status, output: output)
+        print("debianPackageUnderPrivateSystemd: \(package.lastPathComponent) in \(ContinuousClock.now - started)\n\(result.output)")
         #expect(result.status == 0 && result.output.contains("CHECK all ok"), "\(result.output)")
         for check in ["socket activation", "systemctl reload", "NotAuthorized on the admin socket", "systemd-analyze security",
                       "STOPPING=1", "dpkg -r stops the sockets", "dpkg --purge removes the configuration"] {
