@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import GRDB
 import Strata
 
 /// `stratactl inspect STORE`: what a store file holds, read-only.
@@ -86,10 +85,17 @@ struct StoreReport: Encodable {
         var freelistCount: Int
         var journalMode: String
         var autoVacuum: String
+
+        init(_ statistics: StoreFileStatistics) {
+            (bytes, walBytes, pageSize, pageCount) = (statistics.bytes, statistics.walBytes, statistics.pageSize, statistics.pageCount)
+            (freelistCount, journalMode, autoVacuum) = (statistics.freelistCount, statistics.journalMode, statistics.autoVacuum)
+        }
     }
     struct Integrity: Encodable {
         var ok: Bool
         var problems: [String]
+
+        init(problems: [String]) { (ok, self.problems) = (problems.isEmpty, problems) }
     }
 
     var path: String
@@ -130,43 +136,11 @@ struct StoreReport: Encodable {
         }
         var tables: [Table] = []
         for name in offline.layout.allTableNames {
-            let rows = try counted("table \(name)") {
-                try offline.read("counting the rows of \(name)") { db in
-                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0
-                }
-            }
+            let rows = try counted("table \(name)") { try offline.store.rowCount(ofTable: name) }
             tables.append(Table(name: name, rows: rows))
         }
-        let statistics = try offline.read("reading file statistics") { db in
-            func pragma(_ name: String) throws -> Int { try Int.fetchOne(db, sql: "PRAGMA \(name)") ?? 0 }
-            let autoVacuum = ["none", "full", "incremental"]
-            return FileStatistics(
-                bytes: fileSize(path), walBytes: fileSize(path + "-wal"), pageSize: try pragma("page_size"),
-                pageCount: try pragma("page_count"), freelistCount: try pragma("freelist_count"),
-                journalMode: try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "?",
-                autoVacuum: autoVacuum[safe: try pragma("auto_vacuum")] ?? "?")
-        }
-        var integrity: Integrity?
-        if check {
-            var problems = countProblems
-            do {
-                // Collected line by line: on a badly damaged file SQLite stops the check with
-                // SQLITE_CORRUPT after reporting some problems.
-                try offline.store.database.read { db in
-                    let messages = try String.fetchCursor(db, sql: "PRAGMA integrity_check")
-                    while let message = try messages.next() {
-                        if message != "ok" { problems.append(message) }
-                    }
-                    for row in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") {
-                        let table: String = row[0], rowid: Int64? = row[1], parent: String = row[2]
-                        problems.append("foreign key: row \(rowid.map(String.init) ?? "?") of \(table) references a missing row of \(parent)")
-                    }
-                }
-            } catch let error as DatabaseError {
-                problems.append("the check stopped: \(error.message ?? "\(error.resultCode)")")
-            }
-            integrity = Integrity(ok: problems.isEmpty, problems: problems)
-        }
+        let statistics = FileStatistics(try offline.store.fileStatistics())
+        let integrity = check ? Integrity(problems: countProblems + offline.store.integrityProblems()) : nil
         return StoreReport(
             path: path, storeIdentifier: metadata.storeIdentifier, formatVersion: metadata.formatVersion,
             modelVersion: metadata.modelVersion, modelChecksum: metadata.modelChecksum, createdAt: metadata.createdAt,
@@ -178,10 +152,6 @@ struct StoreReport: Encodable {
                          progress: $0.rowsTotal > 0 ? "\($0.rowsDone)/\($0.rowsTotal) rows" : nil, createdAt: $0.createdAt)
             },
             entities: entities, tables: tables, file: statistics, integrity: integrity)
-    }
-
-    private static func fileSize(_ path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
     // MARK: - Text
@@ -255,8 +225,4 @@ struct StoreReport: Encodable {
         }
         return lines.joined(separator: "\n")
     }
-}
-
-extension Array {
-    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Strata
 
 /// A store file opened read-only with the model embedded in it, for the offline commands
@@ -20,19 +19,6 @@ struct OfflineStore {
 
     var model: ObjectModel { store.model }
     var layout: StorageLayout { store.layout }
-
-    /// Runs `body` on a read-only connection, mapping SQLite errors to ``StoreError``.
-    func read<T>(_ action: String, _ body: (Database) throws -> T) throws -> T {
-        do {
-            return try store.database.read(body)
-        } catch let error as DatabaseError {
-            let corrupt = error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
-            let advice = corrupt ? "; run `stratactl inspect --check` and restore the store from a backup" : ""
-            throw StoreError(
-                corrupt ? .corrupt : .sqlite, path: url.path,
-                "\(action) failed: \(error.message ?? "\(error.resultCode)")\(advice)", sqliteCode: error.extendedResultCode.rawValue)
-        }
-    }
 
     /// Closes the connections (errors on close are not interesting to a read-only command).
     func close() { try? store.close() }

@@ -13,17 +13,12 @@ struct PlanDataCounts {
         let metadata = try PersistentStore.metadata(at: store)
         let opened = try PersistentStore.open(at: store, model: metadata.model, options: StoreOptions(createIfMissing: false, readOnly: true))
         defer { try? opened.close() }
+        let counts = try plan.dataCounts(in: opened)
         var discarded: [Int: [Int64]] = [:]
-        var violations: [Int64] = []
-        try opened.database.read { db in
-            let counted = try plan.countDiscarded(in: db)
-            var next = 0
-            for (i, op) in plan.operations.enumerated() where !op.discards.isEmpty {
-                discarded[i] = counted[next].discarded.map(\.1)
-                next += 1
-            }
-            violations = try plan.requirements.map { try $0.violationCount(in: db) }
+        for (next, i) in plan.operations.indices.filter({ !plan.operations[$0].discards.isEmpty }).enumerated() {
+            discarded[i] = counts.discarded[next]
         }
+        let violations = counts.violations
         self.discarded = discarded
         self.violations = violations
     }

@@ -3,8 +3,10 @@ import GRDB
 
 /// Opening a store: create it, or check it and migrate it to the model it is opened with.
 ///
-/// Opening lives in Migration/ because it runs the migrator and reads the deferred ledger:
-/// Migration builds on Store (layout, files, connections, metadata tables), never the reverse.
+/// Like every extension of ``PersistentStore`` (Store/PersistentStore+*.swift), opening is
+/// the library's façade over the layers below it: it runs the migrator (Migration/Open/) and
+/// reads the deferred ledger (Migration/Deferred/). Store's core files (layout, files,
+/// connections, metadata tables) name no Migration type (LayeringTests).
 extension PersistentStore {
     // MARK: - Opening
 

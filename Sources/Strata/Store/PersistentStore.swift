@@ -34,7 +34,7 @@ public final class PersistentStore: Sendable {
     package let database: DatabasePool
     /// What the deferred finisher keeps open between two runs on this store (a paused online
     /// backup, the sort buffers of paused index builds), by key; released when the store
-    /// closes. Migration/ owns and types them (`PersistentStore+FinisherResources.swift`).
+    /// closes. Migration/Deferred/ owns them; `PersistentStore+FinisherResources.swift` types them.
     let finisherResources = Mutex<[String: any FinisherResource]>([:])
     /// Where the deferred work's WAL checkpoints run, off the writer (``WALCheckpointer``):
     /// serial; a run's last checkpoint may still be on it after the run returned.

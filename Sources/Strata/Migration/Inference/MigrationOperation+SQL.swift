@@ -58,7 +58,7 @@ extension MigrationOperation {
         case .incrementalVacuum:
             return ["PRAGMA incremental_vacuum"]
         case .backup:
-            return []   // not SQL: the sqlite3 backup API (see DeferredFinisher)
+            return []   // not SQL: the sqlite3 backup API (the deferred finisher runs it)
         }
     }
 

@@ -1,45 +1,6 @@
 import Foundation
 import Logging
 
-/// How ``StagedMigrationManager/migrateStore(at:options:progress:)`` runs.
-public struct StagedMigrationOptions: Sendable {
-    /// Record expensive cleanup (dropping removed columns and tables, building indexes) in the
-    /// deferred ledger instead of running it before returning. Custom stages' removed
-    /// attributes then stay on disk until ``PersistentStore/finishDeferredMigration(_:progress:)``.
-    public var deferCleanup: Bool
-    /// Write a copy of the store here (`VACUUM INTO`) before the first hop; must not exist.
-    public var backupURL: URL?
-    /// A backup that waits for the cleanup when it can (the daemon's `backup: true`): when
-    /// nothing is destroyed before the cleanup runs — every hop lightweight, cleanup deferred,
-    /// no hop's synchronous part destroys data (``MigrationOperation/destroysData``) — it is
-    /// recorded in the first hop's transaction as the first deferred task and taken online
-    /// (``MigrationOptions/backup``); otherwise it is copied before the first hop, like
-    /// ``backupURL``. Must not exist. Ignored when ``backupURL`` is set.
-    public var onlineBackupURL: URL?
-    /// How long to wait for another connection's lock.
-    public var busyTimeout: TimeInterval
-    /// Stop after this version (by name) instead of the chain's end.
-    public var stopAfterVersion: String?
-    /// Where the migration logs.
-    public var logger: Logger
-    /// Allow a migration after which none of the store's entities is left (all its data
-    /// dropped); refused by default (``StagedMigrationError/Code/dropsEveryEntity``).
-    public var allowsDroppingAllEntities: Bool
-
-    /// Options; by default the cleanup is deferred and no backup is written.
-    public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,
-                stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration"),
-                allowsDroppingAllEntities: Bool = false, onlineBackupURL: URL? = nil) {
-        self.allowsDroppingAllEntities = allowsDroppingAllEntities
-        self.onlineBackupURL = onlineBackupURL
-        self.deferCleanup = deferCleanup
-        self.backupURL = backupURL
-        self.busyTimeout = busyTimeout
-        self.stopAfterVersion = stopAfterVersion
-        self.logger = logger
-    }
-}
-
 /// Where a staged migration is, reported to the progress callback.
 public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
     /// What the migration is doing.
@@ -102,36 +63,4 @@ public struct StagedMigrationProgress: Sendable, CustomStringConvertible {
                 + (phase == .hopCommitted ? " (\(rowsWritten) rows written)" : rowsTouched > 0 ? " (~\(rowsTouched) rows)" : "")
         }
     }
-}
-
-/// What a staged migration did.
-public struct StagedMigrationReport: Sendable {
-    /// One committed hop.
-    public struct Hop: Sendable, Hashable {
-        /// The stage (0-based).
-        public var stage: Int
-        /// The stage's label.
-        public var stageLabel: String
-        /// The version before the hop.
-        public var fromVersion: String
-        /// The version after the hop.
-        public var toVersion: String
-        /// The synchronous operations run.
-        public var synchronousOperations: Int
-        /// Rows written by the operations and handlers.
-        public var rowsWritten: Int64
-        /// How long the hop took.
-        public var duration: Duration
-    }
-
-    /// The store's version before, and after.
-    public var startVersion: String
-    /// The version after.
-    public var endVersion: String
-    /// Every committed hop, in order.
-    public var hops: [Hop]
-    /// Where the backup was written, if one was.
-    public var backupURL: URL?
-    /// Deferred tasks pending in the ledger afterwards.
-    public var pendingDeferredTasks: Int
 }

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Tuning of ``PersistentStore/finishDeferredMigration(_:progress:)``.
+public struct FinishOptions: Sendable {
+    /// Time budget of one batch; batch sizes adapt to stay near it (default 20 ms).
+    public var batchBudget: Duration
+    /// The cost delay after each batch, so that foreground work gets the machine and the
+    /// write lock (default none): `pauseBetweenBatches × (the batch's time ÷ batchBudget)`,
+    /// at most ten times `pauseBetweenBatches` (PostgreSQL autovacuum's cost delay). The
+    /// library is the one place that paces; ``shouldContinue`` is asked during the pause too.
+    public var pauseBetweenBatches: Duration
+    /// Checked before each batch and every few milliseconds of a pause: returning false stops
+    /// the work at once, progress kept in the ledger (used by the idle scheduler to step aside
+    /// when load returns). A pure, cheap check: it must not sleep (the library paces).
+    public var shouldContinue: @Sendable () -> Bool
+    /// Finish at most this many tasks (nil: all).
+    public var maxTasks: Int?
+    /// Checked about every millisecond **while a batch runs** (it must be cheap and must not
+    /// sleep): returning true aborts the batch — rolled back, its progress not recorded — and
+    /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
+    /// scheduler's pause: its gate closed, or clients came back.)
+    public var interruptRequested: @Sendable () -> Bool
+
+    /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
+    public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
+                maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
+                interruptRequested: @escaping @Sendable () -> Bool = { false }) {
+        self.batchBudget = batchBudget
+        self.pauseBetweenBatches = pauseBetweenBatches
+        self.maxTasks = maxTasks
+        self.shouldContinue = shouldContinue
+        self.interruptRequested = interruptRequested
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// What a call to ``PersistentStore/finishDeferredMigration(_:progress:)`` did.
+public struct FinishReport: Sendable, Hashable, Codable {
+    /// Tasks finished by this run.
+    public var tasksFinished: Int
+    /// Tasks still in the ledger after it.
+    public var tasksRemaining: Int
+    /// Rows copied or deleted.
+    public var rowsProcessed: Int64
+    /// Batches (write transactions) run.
+    public var batches: Int
+    /// Wall-clock time of the run.
+    public var seconds: Double
+    /// True when `shouldContinue` or cancellation stopped the work before the ledger was empty.
+    public var stoppedEarly: Bool
+    /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
+    public var pauseSeconds: Double = 0
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+
+/// How ``StagedMigrationManager/migrateStore(at:options:progress:)`` runs.
+public struct StagedMigrationOptions: Sendable {
+    /// Record expensive cleanup (dropping removed columns and tables, building indexes) in the
+    /// deferred ledger instead of running it before returning. Custom stages' removed
+    /// attributes then stay on disk until ``PersistentStore/finishDeferredMigration(_:progress:)``.
+    public var deferCleanup: Bool
+    /// Write a copy of the store here (`VACUUM INTO`) before the first hop; must not exist.
+    public var backupURL: URL?
+    /// A backup that waits for the cleanup when it can (the daemon's `backup: true`): when
+    /// nothing is destroyed before the cleanup runs — every hop lightweight, cleanup deferred,
+    /// no hop's synchronous part destroys data (``MigrationOperation/destroysData``) — it is
+    /// recorded in the first hop's transaction as the first deferred task and taken online
+    /// (``MigrationOptions/backup``); otherwise it is copied before the first hop, like
+    /// ``backupURL``. Must not exist. Ignored when ``backupURL`` is set.
+    public var onlineBackupURL: URL?
+    /// How long to wait for another connection's lock.
+    public var busyTimeout: TimeInterval
+    /// Stop after this version (by name) instead of the chain's end.
+    public var stopAfterVersion: String?
+    /// Where the migration logs.
+    public var logger: Logger
+    /// Allow a migration after which none of the store's entities is left (all its data
+    /// dropped); refused by default (``StagedMigrationError/Code/dropsEveryEntity``).
+    public var allowsDroppingAllEntities: Bool
+
+    /// Options; by default the cleanup is deferred and no backup is written.
+    public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,
+                stopAfterVersion: String? = nil, logger: Logger = Logger(label: "io.strata.migration"),
+                allowsDroppingAllEntities: Bool = false, onlineBackupURL: URL? = nil) {
+        self.allowsDroppingAllEntities = allowsDroppingAllEntities
+        self.onlineBackupURL = onlineBackupURL
+        self.deferCleanup = deferCleanup
+        self.backupURL = backupURL
+        self.busyTimeout = busyTimeout
+        self.stopAfterVersion = stopAfterVersion
+        self.logger = logger
+    }
+}
