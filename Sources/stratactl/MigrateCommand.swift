@@ -47,14 +47,16 @@ struct MigrateCommand: ParsableCommand {
             let target = to ?? directory.current.version
             let customStages = try loadStages(directory)
             let metadata = try PersistentStore.metadata(at: storeURL)
-            let path = try ProgressiveMigrationGraph(directory: directory)
-                .path(fromChecksum: metadata.modelChecksum, storeVersion: metadata.modelVersion, to: target)
+            // The same migration stratad runs at open (DirectoryMigration).
+            let migration = DirectoryMigration(directory: directory, targetVersion: target, customStages: customStages)
+            let route = try migration.route(from: metadata)
+            let path = route.path
             if let start = path.versions.first?.version, let broken = directory.unreadableVersions(between: start, and: target).first {
                 throw ModelError(broken.error.code, "the migration from '\(start)' to '\(target)' passes version '\(broken.name)', which cannot be read: \(broken.error.reason); fix that version (nothing was changed)",
                                  file: broken.error.file, version: broken.name, entity: broken.error.entity, property: broken.error.property)
             }
-            let manager = try path.manager(customStages: customStages)
-            let unused = path.unusedCustomStages(customStages).map(\.label)
+            let manager = route.manager
+            let unused = route.unusedCustomStages.map(\.label)
             var options = StagedMigrationOptions(deferCleanup: deferCleanup, backupURL: backup.map { URL(fileURLWithPath: $0) },
                                                  allowsDroppingAllEntities: force)
             options.logger.logLevel = .warning
@@ -63,8 +65,13 @@ struct MigrateCommand: ParsableCommand {
                 return
             }
             let bar = ProgressBar(enabled: !quiet && !output.json)
-            let report = try manager.migrateStore(at: storeURL, options: options) { progress in
-                bar.update(fraction: progress.fraction, label: progress.description)
+            let report: StagedMigrationReport
+            do {
+                report = try migration.run(route, storeAt: storeURL, from: metadata, options: options) { progress in
+                    bar.update(fraction: progress.fraction, label: progress.description)
+                }
+            } catch {
+                throw error.error
             }
             bar.finish()
             if output.json {

@@ -19,6 +19,20 @@ import Testing
                 "regenerate InterfaceDefinitions.swift from varlink/\(name).varlink")
     }
 
+    /// InterfaceDefinitions.swift is generated from the .varlink files: running the generator
+    /// again changes nothing (scripts/generate-varlink-definitions.sh --check).
+    @Test func regeneratingTheDefinitionsChangesNothing() throws {
+        let process = Process()
+        process.executableURL = Self.packageRoot.appendingPathComponent("scripts/generate-varlink-definitions.sh")
+        process.arguments = ["--check"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+    }
+
     @Test func adminTypesMatchTheIDL() throws {
         let conformance = try InterfaceConformance(StrataAdmin.self, idl: VarlinkIDL(parsing: try Self.file("io.strata.Admin")))
         #expect(conformance.differences.isEmpty, "\(conformance.differences.joined(separator: "\n"))")

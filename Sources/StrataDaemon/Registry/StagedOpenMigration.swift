@@ -26,35 +26,30 @@ struct StagedOpenMigration {
     /// asking every 2 s while a hop runs).
     static let hopTimeoutExtension: Duration = .seconds(10)
 
-    /// Whether the store at `metadata` is migrated through the graph: its checksum is a version
-    /// of the directory that comes before the target. Any other store (one at the target, one
-    /// whose version the directory knows only by name, one past the target) opens as before.
+    /// Whether the store at `metadata` is migrated through the graph
+    /// (``DirectoryMigration/applies(to:)``).
     static func applies(to metadata: StoreMetadata, directory: ModelDirectory, target: ObjectModel) -> Bool {
-        guard metadata.modelChecksum != target.checksum,
-              let start = directory.versions.lastIndex(where: { $0.checksum == metadata.modelChecksum }),
-              let end = directory.versions.firstIndex(where: { $0.version == target.version }) else { return false }
-        return start < end
+        DirectoryMigration(directory: directory, targetVersion: target.version).applies(to: metadata)
     }
 
     // MARK: - Running
 
-    /// Migrates the store at `url` (recorded at `metadata`) to the target; nil when it is there,
-    /// else the failure, with the version the store is at.
+    /// Migrates the store at `url` (recorded at `metadata`) to the target through the library's
+    /// ``DirectoryMigration``; nil when it is there, else the failure, with the version the store
+    /// is at. This type only turns the migration's progress into systemd's `STATUS=` and
+    /// `EXTEND_TIMEOUT_USEC=` and log lines, and its failure into the store's reason.
     func run(at url: URL, from metadata: StoreMetadata) -> StoreRegistry.StoreOpenFailure? {
         let started = ContinuousClock.now
-        let customStages: [MigrationStage]
-        let path: ProgressiveMigrationPath
-        let manager: StagedMigrationManager
+        let migration: DirectoryMigration
+        let route: DirectoryMigration.Route
         do {
-            customStages = try loadStages()
-            path = try ProgressiveMigrationGraph(directory: directory)
-                .path(fromChecksum: metadata.modelChecksum, storeVersion: metadata.modelVersion, to: target.version)
-            manager = try path.manager(customStages: customStages)
+            migration = DirectoryMigration(directory: directory, targetVersion: target.version, customStages: try loadStages())
+            route = try migration.route(from: metadata)
         } catch {
             return failure(error, at: metadata.modelVersion, hop: nil)
         }
-        let customLabels = Self.customLabels(on: path, customStages)
-        for stage in path.unusedCustomStages(customStages) {
+        let path = route.path
+        for stage in route.unusedCustomStages {
             logger.notice("custom stage not on the store's path; its SQL does not run", metadata: [
                 "strata.stage": "\(stage.label)", "strata.path": "\(path)",
             ])
@@ -68,11 +63,9 @@ struct StagedOpenMigration {
         let options = StagedMigrationOptions(deferCleanup: configuration.deferCleanup, busyTimeout: configuration.busyTimeout.seconds,
                                              logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities,
                                              onlineBackupURL: backup)
-        var committed = metadata.modelVersion
-        var committedHops = 0
         func announce(hop number: Int, rows: Int64?) {
             let hop = path.hops[number - 1]
-            let label = customLabels["\(hop.from.version)>\(hop.to.version)"]
+            let label = route.customLabel(ofHop: number)
             let status = Self.status(store: configuration.name, from: hop.from.version, to: hop.to.version, number: number,
                                      count: path.hops.count, customLabel: label)
             notifier.extendTimeout(by: Self.hopTimeoutExtension)
@@ -82,19 +75,12 @@ struct StagedOpenMigration {
             if let rows { fields["strata.rows"] = "\(rows)" }
             logger.info("\(status)", metadata: fields)
         }
-        // The first hop is announced before the run starts: the checkpoint before it may wait
-        // for another process's lock (busy_timeout), and systemd should know why.
-        if !path.hops.isEmpty { announce(hop: 1, rows: nil) }
         do {
-            let report = try manager.migrateStore(at: url, options: options) { progress in
-                switch progress.phase {
-                case .hopStarted where progress.hop > 1 && progress.hop <= path.hops.count:
-                    announce(hop: progress.hop, rows: progress.rowsTouched)
-                case .hopCommitted:
-                    committed = progress.toVersion
-                    committedHops = progress.hop
-                default:
-                    break
+            // The first hop is announced before the run starts: the checkpoint before it may
+            // wait for another process's lock (busy_timeout), and systemd should know why.
+            let report = try migration.run(route, storeAt: url, from: metadata, options: options) { progress in
+                if progress.phase == .hopStarted && progress.hop <= path.hops.count {
+                    announce(hop: progress.hop, rows: progress.hop > 1 ? progress.rowsTouched : nil)
                 }
             }
             logger.notice("migrated store through the version graph", metadata: [
@@ -104,21 +90,7 @@ struct StagedOpenMigration {
             ])
             return nil
         } catch {
-            let hops = path.hops
-            // The whole path is refused before anything is written (every entity dropped): no one hop.
-            var index = committedHops < hops.count && error.code != .dropsEveryEntity ? committedHops : nil
-            if error.code == .notInferable {
-                // Refused while every hop is inferred, before anything was written: the first
-                // lightweight hop that cannot be.
-                index = hops.firstIndex { customLabels["\($0.from.version)>\($0.to.version)"] == nil
-                    && (try? MigrationPlan.infer(from: $0.from, to: $0.to)) == nil } ?? index
-            }
-            let failing = index.map { i in
-                FailingHop(from: hops[i].from.version, to: hops[i].to.version, number: i + 1, count: hops.count,
-                           customLabel: customLabels["\(hops[i].from.version)>\(hops[i].to.version)"])
-            }
-            let version = error.completedVersion ?? committed
-            return failure(error, at: version, hop: failing, changed: version != metadata.modelVersion)
+            return failure(error.error, at: error.storeVersion, hop: error.hop, changed: error.changed)
         }
     }
 
@@ -129,19 +101,6 @@ struct StagedOpenMigration {
         return try MigrationStageFile.load(contentsOf: URL(fileURLWithPath: file), directory: directory)
     }
 
-    /// The labels of the custom stages the path runs, by hop (`from>to` version names).
-    static func customLabels(on path: ProgressiveMigrationPath, _ stages: [MigrationStage]) -> [String: String] {
-        var labels: [String: String] = [:]
-        for stage in stages {
-            guard case .custom(let from, let to, _, _) = stage.kind,
-                  let source = try? from.resolve(), let destination = try? to.resolve() else { continue }
-            for hop in path.hops where hop.from.checksum == source.checksum && hop.to.checksum == destination.checksum {
-                labels["\(hop.from.version)>\(hop.to.version)"] = stage.label
-            }
-        }
-        return labels
-    }
-
     // MARK: - Messages
 
     /// `fleet: migrating Aircraft 2 → Aircraft 3 (stage 'move flightData into FlightData', 2 of 2)`.
@@ -150,19 +109,9 @@ struct StagedOpenMigration {
         return "\(store): migrating \(from) → \(to) (\(kind), \(number) of \(count))"
     }
 
-    /// The hop a migration failed in.
-    struct FailingHop {
-        var from: String
-        var to: String
-        var number: Int
-        var count: Int
-        /// The custom stage's label; nil for a lightweight hop.
-        var customLabel: String?
-    }
-
     /// The store's failure: the code, the version the store is at, the hop and its stage, the
     /// error, and what to do.
-    private func failure(_ error: StagedMigrationError, at version: String, hop: FailingHop?, changed: Bool = false) -> StoreRegistry.StoreOpenFailure {
+    private func failure(_ error: StagedMigrationError, at version: String, hop: DirectoryMigrationError.Hop?, changed: Bool = false) -> StoreRegistry.StoreOpenFailure {
         // The same code as a refusal of the lightweight migration at open (docs/Daemon.md).
         let code = error.code == .dropsEveryEntity ? "migrationRefused" : error.code.rawValue
         var text = "\(code): store '\(configuration.name)' is at '\(version)'"

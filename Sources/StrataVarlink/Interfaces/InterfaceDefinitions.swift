@@ -1,5 +1,6 @@
 // Generated from varlink/*.varlink (a test checks they match): the interface definitions
 // served by org.varlink.service.GetInterfaceDescription.
+// Do not edit: change the .varlink file and run scripts/generate-varlink-definitions.sh.
 
 enum InterfaceDefinitions {
     static let admin = #"""
