@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what Strata needs on a fresh Debian machine, and nothing that is already there:
-# the SQLite and systemd development libraries, the sqlite3 CLI (tests and the benchmark
-# baseline), the Python Varlink client (interface tests) and the Python Prometheus client
+# the SQLite and systemd development libraries, systemd itself (the tests' private systemd,
+# scripts/with-systemd), the sqlite3 CLI (tests and the benchmark baseline), the Python Varlink client (interface tests) and the Python Prometheus client
 # (its parser reads the daemon's metrics in the tests). Idempotent; quiet when done.
 set -euo pipefail
 
-packages=(libsqlite3-dev libsystemd-dev sqlite3 pkg-config)
+# systemd and procps: scripts/with-systemd boots a private systemd for the systemd-facing tests
+# (the machine's own PID 1 need not be systemd).
+packages=(libsqlite3-dev libsystemd-dev sqlite3 pkg-config systemd procps)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
