@@ -31,6 +31,29 @@ extension PersistentStore {
         }
     }
 
+    /// Opens the existing store at `url` whose metadata the caller has just read with
+    /// ``metadata(at:busyTimeout:)``: the same as ``open(at:model:options:)`` (migrating with
+    /// ``StoreOptions/migration``), without reading the metadata a second time (stratad reads it
+    /// once per open: to refuse a store of another model directory, then to open it).
+    ///
+    /// ```swift
+    /// let metadata = try PersistentStore.metadata(at: url)
+    /// let store = try PersistentStore.open(at: url, model: model, options: options, metadata: metadata)
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` naming the path and the problem; the file is unchanged.
+    public static func open(at url: URL, model: ObjectModel, options: StoreOptions = StoreOptions(), metadata: StoreMetadata) throws(StoreError) -> PersistentStore {
+        do {
+            try model.validated()
+        } catch {
+            throw StoreError(.invalidModel, path: url.path, "the model is not valid: \(error); fix the model before opening a store with it")
+        }
+        guard case .database = try StoreFile.check(url.path) else {
+            throw StoreError(.notFound, path: url.path, "the store does not exist; create it (createIfMissing) or check the path")
+        }
+        return try openExisting(at: url, model: model, options: options, metadata: metadata)
+    }
+
     /// Reads a store's metadata without opening it for writing (Core Data's `metadataForPersistentStore`).
     public static func metadata(at url: URL, busyTimeout: TimeInterval = 5) throws(StoreError) -> StoreMetadata {
         let path = url.path
@@ -87,10 +110,12 @@ extension PersistentStore {
         }
     }
 
-    static func openExisting(at url: URL, model: ObjectModel, options: StoreOptions) throws(StoreError) -> PersistentStore {
+    static func openExisting(at url: URL, model: ObjectModel, options: StoreOptions, metadata known: StoreMetadata? = nil) throws(StoreError) -> PersistentStore {
         let path = url.path
-        // Everything that can refuse the file runs on a read-only connection first.
-        let metadata = try Self.metadata(at: url, busyTimeout: options.busyTimeout)
+        // Everything that can refuse the file runs on a read-only connection first (unless the
+        // caller has just read the metadata).
+        let metadata: StoreMetadata
+        if let known { metadata = known } else { metadata = try Self.metadata(at: url, busyTimeout: options.busyTimeout) }
         var current = metadata
         if !metadata.isCompatible(with: model) {
             guard let migration = options.migration, migration.migrateAutomatically, !options.readOnly else {

@@ -167,10 +167,12 @@ public actor StoreRegistry {
             // Through the version graph, hop by hop, with the store's custom stages (StagedOpenMigration.swift).
             // The backup: before the first hop when a hop destroys data (custom stages may destroy
             // anything), otherwise online as the first deferred task.
-            if StagedOpenMigration.applies(to: metadata, directory: directory, target: model),
-               let failure = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger,
-                                                 backup: configuration.backupBeforeMigration ? Self.backupURL(for: url) : nil).run(at: url, from: metadata) {
-                return .failure(failure)
+            if StagedOpenMigration.applies(to: metadata, directory: directory, target: model) {
+                if let failure = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger,
+                                                     backup: configuration.backupBeforeMigration ? Self.backupURL(for: url) : nil).run(at: url, from: metadata) {
+                    return .failure(failure)
+                }
+                existing = nil  // migrated: the open reads the new metadata
             }
         }
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
@@ -186,7 +188,9 @@ public actor StoreRegistry {
                                    migration: migration, logger: logger)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let store = try PersistentStore.open(at: url, model: model, options: options)
+            // The metadata read above is not read again (unless a staged migration changed it).
+            let store = try existing.map { try PersistentStore.open(at: url, model: model, options: options, metadata: $0) }
+                ?? PersistentStore.open(at: url, model: model, options: options)
             let check = try store.checkSchema()
             guard check.isUsable else {
                 try? store.close()
