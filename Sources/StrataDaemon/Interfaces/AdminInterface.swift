@@ -71,11 +71,7 @@ public struct AdminInterface: VarlinkInterface {
     /// names the store whose work threw.
     static func failure(_ error: any Error, store: String?) -> StrataAdmin.Failure? {
         if let reply = StoreErrorReply(error, store: store) {
-            switch reply {
-            case .noSuchStore(let parameters): return .noSuchStore(parameters)
-            case .unavailable(let parameters): return .storeUnavailable(parameters)
-            case .failure(let parameters): return .storeFailure(parameters)
-            }
+            return reply.failure(noSuchStore: StrataAdmin.Failure.noSuchStore, unavailable: StrataAdmin.Failure.storeUnavailable, failure: StrataAdmin.Failure.storeFailure)
         }
         switch error {
         case let error as SchedulerSettingError:

@@ -30,4 +30,15 @@ enum StoreErrorReply {
             return nil
         }
     }
+
+    /// The reply as one of an interface's failures: both interfaces have the three cases, with
+    /// the same payloads (`StrataAdmin.Failure.noSuchStore`, … and `StrataStore.Failure.noSuchStore`, …).
+    func failure<Failure>(noSuchStore: (StrataStore.NoSuchStore) -> Failure, unavailable: (StrataStore.StoreUnavailable) -> Failure,
+                          failure: (StrataStore.StoreFailure) -> Failure) -> Failure {
+        switch self {
+        case .noSuchStore(let parameters): return noSuchStore(parameters)
+        case .unavailable(let parameters): return unavailable(parameters)
+        case .failure(let parameters): return failure(parameters)
+        }
+    }
 }

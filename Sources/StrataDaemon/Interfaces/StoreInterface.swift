@@ -69,11 +69,7 @@ public struct StoreInterface: VarlinkInterface {
     /// `store` names the store whose work threw.
     static func failure(_ error: any Error, store: String?) -> StrataStore.Failure? {
         if let reply = StoreErrorReply(error, store: store) {
-            switch reply {
-            case .noSuchStore(let parameters): return .noSuchStore(parameters)
-            case .unavailable(let parameters): return .storeUnavailable(parameters)
-            case .failure(let parameters): return .storeFailure(parameters)
-            }
+            return reply.failure(noSuchStore: StrataStore.Failure.noSuchStore, unavailable: StrataStore.Failure.storeUnavailable, failure: StrataStore.Failure.storeFailure)
         }
         switch error {
         case let error as ObjectContextError: return objectError(error, index: nil)
