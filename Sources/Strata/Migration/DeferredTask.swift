@@ -67,6 +67,11 @@ public struct FinishOptions: Sendable {
     /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
     /// scheduler's pause: its gate closed, or clients came back.)
     public var interruptRequested: @Sendable () -> Bool
+    /// Asked before each batch and during each cost delay: the pacing to use from then on
+    /// (nil: ``batchBudget`` and ``pauseBetweenBatches`` throughout). A setting changed while
+    /// the work runs (`stratactl set batch_budget=20ms`) applies at the next batch, and the
+    /// store's log says so with the new values. A pure, cheap check, like ``shouldContinue``.
+    public var livePacing: (@Sendable () -> FinishPacing)?
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
@@ -77,6 +82,21 @@ public struct FinishOptions: Sendable {
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
         self.interruptRequested = interruptRequested
+    }
+}
+
+/// How deferred work is paced: a batch's time budget and the cost delay after it
+/// (``FinishOptions/livePacing``).
+public struct FinishPacing: Sendable, Hashable {
+    /// Time budget of one batch.
+    public var batchBudget: Duration
+    /// The cost delay after a batch that took its whole budget.
+    public var pauseBetweenBatches: Duration
+
+    /// Memberwise initializer.
+    public init(batchBudget: Duration, pauseBetweenBatches: Duration) {
+        self.batchBudget = batchBudget
+        self.pauseBetweenBatches = pauseBetweenBatches
     }
 }
 
