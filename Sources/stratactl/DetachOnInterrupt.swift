@@ -11,9 +11,11 @@ final class DetachOnInterrupt {
         signal(SIGINT, SIG_IGN)
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let which = store.map { " \($0)" } ?? ""
+        // A run this command started with --now stops only with the daemon; a followed run
+        // may have been started either way.
         let stop = now
             ? "it stops only with the daemon (it was started with --now)"
-            : "`stratactl pause` stops it at its next batch"
+            : "`stratactl pause` stops it at its next batch (unless it was started with --now)"
         source.setEventHandler {
             bar.finish()
             FileHandle.standardError.write(Data("""

@@ -11,6 +11,7 @@ struct OperatorLogTests {
         ("runStreamedBuild(_:state:step:adopted:)", "streamed build"),
         ("copyBatch(_:_:)", "copy batch"),
         ("swapTables", "swap tables"),
+        ("stepBackup(_:destination:)", "backup"),
         ("moved index onto table", "moved index onto table"),
         ("run", "run"),
     ])

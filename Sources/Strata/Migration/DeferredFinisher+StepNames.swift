@@ -22,8 +22,8 @@ extension DeferredFinisher {
             current.append(character.lowercased())
         }
         if !current.isEmpty { words.append(current) }
-        // "run" says nothing about which step it is.
-        if words.count > 1, words.first == "run" { words.removeFirst() }
+        // "run" and "step" say nothing about which step it is.
+        if words.count > 1, words.first == "run" || words.first == "step" { words.removeFirst() }
         return words.isEmpty ? "deferred step" : words.joined(separator: " ")
     }
 }
