@@ -142,6 +142,8 @@ struct DemoTests {
         // The scheduler picks the work up once the client's calls are out of its window (sooner
         // than the demo's 10 s + 10 s, for the test), and `status` and `pending` show the
         // rewrite running (the backup, the first task, done).
+        // (Slower than the demo, so that the test sees each step on a loaded machine.)
+        #expect(try demo.stratactl(["set", "pause_between_batches=500ms"]).status == 0)
         #expect(try demo.stratactl(["set", "idle_after=1s"]).status == 0)
         #expect(try demo.stratactl(["set", "load_window=1s"]).status == 0)
         var sawRunning = false
@@ -158,13 +160,19 @@ struct DemoTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(sawRunning, "the scheduler never ran the demo's rewrite: \(daemonLog)")
-        // The rest at full speed (the demo's batch budget, no cost delay): `set` reaches the
-        // running work at its next batch.
-        #expect(try demo.stratactl(["set", "pause_between_batches=0ms"]).status == 0)
 
-        // …and `finish-deferred --wait` takes the store over and finishes it.
-        let finish = try demo.stratactl(["finish-deferred", "--wait"])
+        // …and `finish-deferred --wait` takes the store over from the scheduler's turn and
+        // finishes it; the rest at full speed (the demo's batch budget, no cost delay): `set`
+        // reaches the running work at its next batch.
+        let finishing = Task.detached { try demo.stratactl(["finish-deferred", "--wait"]) }
+        for _ in 0..<2000 where !daemonLog.contains("deferred work on aircraft handed over to a request") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(daemonLog.contains("deferred work on aircraft handed over to a request"), "\(daemonLog)")
+        #expect(try demo.stratactl(["set", "pause_between_batches=0ms"]).status == 0)
+        let finish = try await finishing.value
         #expect(finish.status == 0, "\(finish.output)")
+        #expect(daemonLog.contains("deferred work in flight takes new pacing from its next batch"), "\(daemonLog)")
         console.record("stratactl finish-deferred --wait", finish.output)
         #expect(finish.output.contains("aircraft: ") && finish.output.contains("0 remaining"), "\(finish.output)")
         #expect(!finish.output.contains("failed"), "\(finish.output)")

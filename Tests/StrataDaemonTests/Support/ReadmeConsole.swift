@@ -77,10 +77,20 @@ struct ReadmeConsole {
         return text.trimmingCharacters(in: .whitespaces)
     }
 
-    /// The documented lines of `key` that the real `output` lacks (normalized; empty when
-    /// every one is there).
+    /// The documented lines that the real `output` lacks (normalized; empty when every one is
+    /// there). A line that ends in `…` (a table cell cut to its column) matches a real line
+    /// that starts like it, up to the last whole word before the cut: where a cell is cut
+    /// depends on the paths in it.
     static func missing(_ lines: [String], in output: String, directory: String?) -> [String] {
-        let real = Set(output.components(separatedBy: "\n").map { normalized($0, directory: directory) })
-        return lines.filter { !$0.isEmpty && !real.contains(normalized($0, directory: directory)) }
+        let real = output.components(separatedBy: "\n").map { normalized($0, directory: directory) }
+        return lines.filter { line in
+            guard !line.isEmpty else { return false }
+            let documented = normalized(line, directory: directory)
+            guard documented.hasSuffix("…") else { return !real.contains(documented) }
+            var prefix = String(documented.dropLast())
+            if !prefix.hasSuffix(" "), let space = prefix.lastIndex(of: " ") { prefix = String(prefix[..<space]) }
+            prefix = prefix.trimmingCharacters(in: .whitespaces)
+            return !real.contains { $0.hasPrefix(prefix) }
+        }
     }
 }
