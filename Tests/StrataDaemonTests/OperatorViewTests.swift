@@ -129,6 +129,55 @@ struct OperatorViewTests {
         await daemon.stop()
     }
 
+    /// A scheduled run: every sample of status, pending and the metrics says a scheduler turn
+    /// runs; a store alone keeps its turn past `store_turn` (no "paused deferred task" line
+    /// per turn), and the log ends with "no deferred work left to run".
+    @Test func aScheduledRunTellsOneStoryAndAStoreAloneKeepsItsTurn() async throws {
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        let models = try LoadModel.write(in: sandbox.directory.path)
+        try LoadModel.seed(at: sandbox.path("load.sqlite"), models: models, rows: Self.rows)
+        let config = Self.config(sandbox, models: models)
+            .replacingOccurrences(of: "  enabled: false\n", with: """
+                  enabled: true
+                  idle_after: 0s
+                  signals: requests
+                  store_turn: 100ms
+
+                """)
+            .replacingOccurrences(of: "pause_between_batches: 300ms", with: "pause_between_batches: 50ms")
+        try config.write(toFile: sandbox.configPath, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(config: sandbox.configPath)
+        try await waitForSocket(sandbox.adminSocket)
+
+        var samples = 0
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let status = try await Self.stratactl(sandbox, ["status"]).output
+            let pending = try await Self.stratactl(sandbox, ["pending"]).output
+            if pending.contains("load: no deferred work pending") { break }
+            guard status.contains("scheduler: running — running: deferred work on load") else {
+                try await Task.sleep(for: .milliseconds(20))
+                continue
+            }
+            let metrics = try await Self.stratactl(sandbox, ["metrics"]).output
+            let still = try await Self.stratactl(sandbox, ["pending"]).output
+            // (The turn may end between two reads: then the work is done.)
+            if !still.contains("no deferred work pending") {
+                #expect(metrics.contains("strata_store_deferred_running{store=\"load\"} 1"), "\(metrics)")
+                #expect(!status.contains("no deferred work pending"), "\(status)")
+                samples += 1
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(samples >= 2, "status never showed the scheduler's turn twice: \(daemon.log)")
+        #expect(await daemon.logContains("no deferred work left to run", within: .seconds(60)), "\(daemon.log)")
+        #expect(try await Self.stratactl(sandbox, ["pending"]).output.contains("load: no deferred work pending"))
+        #expect(!daemon.log.contains("paused deferred task"), "a store alone lost its turn every store_turn: \(daemon.log)")
+        #expect(daemon.log.contains("finished deferred task"), "\(daemon.log)")
+        await daemon.stop()
+    }
+
     @Test func socketMistakesSayWhatHappenedAndWhatToDo() async throws {
         let sandbox = try DaemonSandbox()
         defer { sandbox.remove() }
