@@ -23,33 +23,43 @@ public struct DescribedMetricsFactory: MetricsFactory {
         self.registry = plain.registry
     }
 
+    /// A counter; with its HELP text when ``help`` has one.
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         guard let help = Self.help[label] else { return plain.makeCounter(label: label, dimensions: dimensions) }
         return registry.makeCounter(descriptor: .named(label, help: help), labels: dimensions)
     }
 
+    /// A floating-point counter; with its HELP text when ``help`` has one.
     public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         guard let help = Self.help[label] else { return plain.makeFloatingPointCounter(label: label, dimensions: dimensions) }
         return registry.makeCounter(descriptor: .named(label, help: help), labels: dimensions)
     }
 
+    /// A recorder, as the plain factory makes it.
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         plain.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
     }
 
+    /// A meter, as the plain factory makes it.
     public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         plain.makeMeter(label: label, dimensions: dimensions)
     }
 
+    /// A timer (a duration histogram); with its HELP text when ``help`` has one.
     public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         guard let help = Self.help[label] else { return plain.makeTimer(label: label, dimensions: dimensions) }
         let buckets = plain.durationHistogramBuckets[label] ?? plain.defaultDurationHistogramBuckets
         return registry.makeDurationHistogram(descriptor: .named(label, help: help), labels: dimensions, buckets: buckets)
     }
 
+    /// Unregisters a counter.
     public func destroyCounter(_ handler: any CounterHandler) { plain.destroyCounter(handler) }
+    /// Unregisters a floating-point counter.
     public func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { plain.destroyFloatingPointCounter(handler) }
+    /// Unregisters a recorder.
     public func destroyRecorder(_ handler: any RecorderHandler) { plain.destroyRecorder(handler) }
+    /// Unregisters a meter.
     public func destroyMeter(_ handler: any MeterHandler) { plain.destroyMeter(handler) }
+    /// Unregisters a timer.
     public func destroyTimer(_ handler: any TimerHandler) { plain.destroyTimer(handler) }
 }
