@@ -11,14 +11,37 @@ struct DaemonOptions: ParsableArguments {
     var json = false
 
     var socketPath: String { socket ?? ProcessInfo.processInfo.environment["STRATA_ADMIN_SOCKET"] ?? "/run/strata/admin.sock" }
+
+    /// Where the socket path came from, for messages.
+    var socketSource: String { socket != nil ? "--socket" : ProcessInfo.processInfo.environment["STRATA_ADMIN_SOCKET"] != nil ? "STRATA_ADMIN_SOCKET" : "the default" }
+
+    /// The admin socket's path; an empty one says what happened and what to do.
+    func checkedSocketPath() throws -> String {
+        let path = socketPath
+        guard path.isEmpty else { return path }
+        throw ExitStatus.fail("""
+            \(socketSource) is set but empty: no admin socket to connect to. Unset STRATA_ADMIN_SOCKET (the default is \
+            /run/strata/admin.sock) or set it to the daemon's admin socket (sockets.admin.path in stratad.yaml, e.g. \
+            $PWD/var/run/admin.sock for `make run`)
+            """, code: ExitStatus.usage)
+    }
 }
 
 /// Runs one admin call and maps failures to messages and exit codes (``ExitStatus``).
 func withAdmin(_ options: DaemonOptions, _ body: (VarlinkClient.Connection) async throws -> Void) async throws {
+    let path = try options.checkedSocketPath()
     do {
-        try await VarlinkClient.withConnection(to: options.socketPath) { try await body($0) }
+        try await VarlinkClient.withConnection(to: path) { try await body($0) }
     } catch let error as VarlinkClient.ClientError {
         throw ExitStatus.fail("\(error) (is stratad running? set --socket or STRATA_ADMIN_SOCKET)", code: ExitStatus.code(for: error))
+    } catch let error as VarlinkError where error.name == "org.varlink.service.InterfaceNotFound" {
+        // The data socket serves io.strata.Store only.
+        if options.json { print(JSONValue.object(["error": .string(error.name), "parameters": .object(error.parameters)]).prettyPrinted()) }
+        throw ExitStatus.fail("""
+            \(path) (\(options.socketSource)) does not serve io.strata.Admin: it is not stratad's admin socket (the data \
+            socket serves io.strata.Store only). Point --socket or STRATA_ADMIN_SOCKET at the admin socket \
+            (sockets.admin.path in stratad.yaml, /run/strata/admin.sock when installed)
+            """, code: ExitStatus.usage)
     } catch let error as VarlinkError {
         if options.json { print(JSONValue.object(["error": .string(error.name), "parameters": .object(error.parameters)]).prettyPrinted()) }
         throw ExitStatus.fail("\(error.name): \(error.reason)", code: ExitStatus.code(for: error))
@@ -104,7 +127,10 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
             the command prints why and exits 0 without running anything (what \
             strata-maintenance.service relies on; --if-idle says so explicitly). --now runs it \
             regardless. Without --wait the daemon starts the work and the command returns at once; \
-            with --wait it shows a progress bar and returns when the work is done or stopped.
+            with --wait it shows a progress bar and returns when the work is done or stopped; \
+            when a run is already going (an earlier request, or the scheduler's turn) it follows \
+            that run to its end. Ctrl-C detaches: the work goes on in the daemon, and \
+            `finish-deferred --wait` follows it again.
             """
     )
     @OptionGroup var options: DaemonOptions
@@ -121,6 +147,9 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
         let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now)
         try await withAdmin(options) { admin in
             let bar = ProgressBar(enabled: wait && !options.json, output: .standardOutput, decilesOnly: false)
+            // Ctrl-C leaves the work running in the daemon: say so, and how to get back to it.
+            let detach = wait ? DetachOnInterrupt(bar: bar, store: store, now: now) : nil
+            defer { detach?.cancel() }
             let reply = try await admin.callMore(StrataAdmin.FinishDeferred.self, parameters) { reply in
                 guard let progress = reply.progress else { return }
                 bar.update(fraction: progress.fraction, label: progress.summary,

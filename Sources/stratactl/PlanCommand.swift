@@ -21,12 +21,13 @@ struct PlanCommand: ParsableCommand {
 
             Examples:
               stratactl plan --from "config/models/Aircraft/Aircraft 1.yaml" --to "config/models/Aircraft/Aircraft 2.yaml"
+              stratactl plan --from "Aircraft 1" --model config/models/Aircraft --to "Aircraft 2"
               stratactl plan var/aircraft.sqlite --model config/models/Aircraft --to "Aircraft 2"
             """
     )
 
     @Argument(help: "A store file to plan from (its embedded model is the source).") var store: String?
-    @Option(help: "The source model file (instead of a store).") var from: String?
+    @Option(help: "The source: a model file, or a version name in --model (instead of a store).") var from: String?
     @Option(help: "The destination: a model file, or a version name in --model.") var to: String?
     @Option(help: "A model directory (with --to VERSION; default: its current version).") var model: String?
     @OptionGroup var output: OutputOptions
@@ -45,7 +46,7 @@ struct PlanCommand: ParsableCommand {
                 storeURL = URL(fileURLWithPath: store)
                 source = try PersistentStore.metadata(at: storeURL!).model
             } else {
-                source = try ModelFile.load(contentsOf: URL(fileURLWithPath: from!))
+                source = try resolveSource(from!)
             }
             let destination = try resolveDestination()
             if let storeURL, let model, source.checksum != destination.checksum,
@@ -136,12 +137,27 @@ struct PlanCommand: ParsableCommand {
         if let model {
             let directory = try ModelDirectory(url: URL(fileURLWithPath: model))
             guard let to else { return directory.current }
-            guard let version = directory.version(named: to) else {
-                throw ValidationError("model directory \(model) has no version '\(to)' (versions: \(directory.versions.map(\.version).joined(separator: ", ")))")
-            }
-            return version
+            return try Self.version(to, in: directory, model)
         }
         return try ModelFile.load(contentsOf: URL(fileURLWithPath: to!))
+    }
+
+    /// `--from`: a model file that exists, else a version name in `--model`.
+    private func resolveSource(_ from: String) throws -> ObjectModel {
+        if FileManager.default.fileExists(atPath: from) { return try ModelFile.load(contentsOf: URL(fileURLWithPath: from)) }
+        guard let model else {
+            throw ExitStatus.fail("no model file '\(from)'; to name a version, give its model directory too: --from \"\(from)\" --model DIR",
+                                  code: ExitStatus.usage)
+        }
+        return try Self.version(from, in: try ModelDirectory(url: URL(fileURLWithPath: model)), model)
+    }
+
+    private static func version(_ name: String, in directory: ModelDirectory, _ path: String) throws -> ObjectModel {
+        guard let version = directory.version(named: name) else {
+            throw ExitStatus.fail("model directory \(path) has no version '\(name)' (versions: \(directory.versions.map(\.version).joined(separator: ", ")))",
+                                  code: ExitStatus.usage)
+        }
+        return version
     }
 
     /// Row estimates per table (the primary-key span: no full scan).

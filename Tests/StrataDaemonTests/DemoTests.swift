@@ -8,14 +8,16 @@ import StrataVarlink
 /// store at Aircraft 1, stratad serves it with config/stratad.yaml itself (from a directory
 /// holding `config` and `var`, as the checkout does), the migration at start leaves deferred
 /// work, the scheduler picks it up, and `stratactl finish-deferred --wait` takes over and
-/// finishes it. scripts/demo-client.py calls the data socket.
-@Suite("make run: the demo", .serialized, .timeLimit(.minutes(3)))
+/// finishes it. scripts/demo-client.py calls the data socket. Every `stratactl` command of
+/// README.md's console blocks runs here in the same story, and every line the README shows for
+/// it must be in its real output (``ReadmeConsole``: numbers, times and the bar may differ).
+@Suite("make run: the demo", .serialized, .timeLimit(.minutes(5)))
 struct DemoTests {
     static let rows = 6_000
 
     /// A directory like the checkout: `scripts` (a link to the package's), `config` (the
-    /// package's models and a copy of its stratad.yaml that starts with the scheduler
-    /// disabled), `var/`.
+    /// package's models and a copy of its stratad.yaml whose scheduler waits an hour of quiet),
+    /// `var/`.
     struct DemoDirectory {
         let sandbox: DaemonSandbox
         var path: String { sandbox.directory.path }
@@ -27,14 +29,14 @@ struct DemoTests {
             try fm.createSymbolicLink(atPath: sandbox.path("scripts"), withDestinationPath: Paths.packageRoot.appendingPathComponent("scripts").path)
             try fm.createDirectory(atPath: sandbox.path("config"), withIntermediateDirectories: true)
             try fm.createSymbolicLink(atPath: sandbox.path("config/models"), withDestinationPath: packageConfig.appendingPathComponent("models").path)
-            // The shipped configuration, with one change: `enabled: false`, so that the
+            // The shipped configuration, with one change: `idle_after: 1h`, so that the
             // scheduler cannot start the work before the test has looked at the pending list
-            // (idle_after 10 s can pass before that on a loaded machine); the test enables it
-            // at run time when the README's story gets there.
+            // (idle_after 10 s can pass before that on a loaded machine); the test sets it at
+            // run time when the README's story gets there.
             let shipped = try String(contentsOf: packageConfig.appendingPathComponent("stratad.yaml"), encoding: .utf8)
-            let disabled = shipped.replacingOccurrences(of: "\n  enabled: true ", with: "\n  enabled: false")
-            guard disabled != shipped else { throw DemoSetupError(reason: "config/stratad.yaml has no `  enabled: true` line under scheduler:") }
-            try disabled.write(toFile: sandbox.path("config/stratad.yaml"), atomically: true, encoding: .utf8)
+            let waiting = shipped.replacingOccurrences(of: #"\n  idle_after: [0-9a-z]+ "#, with: "\n  idle_after: 1h ", options: .regularExpression)
+            guard waiting != shipped else { throw DemoSetupError(reason: "config/stratad.yaml has no `  idle_after: …` line under scheduler:") }
+            try waiting.write(toFile: sandbox.path("config/stratad.yaml"), atomically: true, encoding: .utf8)
             try fm.createDirectory(atPath: sandbox.path("var/run"), withIntermediateDirectories: true)
         }
 
@@ -45,6 +47,18 @@ struct DemoTests {
 
         func stratactl(_ arguments: [String]) throws -> (status: Int32, output: String) {
             try run(Paths.stratactl, arguments + ["--socket", "var/run/admin.sock"])
+        }
+    }
+
+    /// The outputs of the README's commands, by command and occurrence.
+    final class Console {
+        private(set) var outputs: [ReadmeConsole.Key: String] = [:]
+        private var seen: [String: Int] = [:]
+
+        /// Records `output` as the next occurrence of `command` (as the README types it).
+        func record(_ command: String, _ output: String) {
+            seen[command, default: 0] += 1
+            outputs[ReadmeConsole.Key(command: command, occurrence: seen[command]!)] = output
         }
     }
 
@@ -79,8 +93,10 @@ struct DemoTests {
         var daemonLog: String { String(decoding: captured.withLock { $0 }, as: UTF8.self) }
 
         // The migration at start left the cleanup pending.
+        let console = Console()
         let pending = try demo.stratactl(["pending"])
         #expect(pending.status == 0)
+        console.record("stratactl pending", pending.output)
         // (The shipped `backup: true`: the copy is the first task, taken online; nothing was
         // copied before the daemon was ready.)
         #expect(pending.output.contains("aircraft: 3 task(s) pending"), "\(pending.output)")
@@ -89,19 +105,26 @@ struct DemoTests {
         #expect(daemonLog.contains("migrated store") && daemonLog.contains("strata.to=\"Aircraft 2\""), "\(daemonLog)")
         // The demo's scheduler: its own clients only, and soon.
         #expect(try demo.stratactl(["get", "signals"]).output.contains("requests,transactions"))
-        #expect(try demo.stratactl(["get", "idle_after"]).output.contains("10s"))
-        #expect(try demo.stratactl(["get", "enabled"]).output.contains("false"), "the test's copy of the configuration")
+        #expect(try demo.stratactl(["get", "idle_after"]).output.contains("1h"), "the test's copy of the configuration")
 
         // A client: its calls succeed (scripts/demo-client.py, stopped with Ctrl-C).
         let client = Process()
         client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        client.arguments = ["scripts/demo-client.py", "var/run/data.sock", "50"]
+        client.arguments = ["scripts/demo-client.py", "var/run/data.sock"]
         client.currentDirectoryURL = demo.sandbox.directory
         let clientOutput = Pipe()
         client.standardOutput = clientOutput
         client.standardError = clientOutput
         try client.run()
-        try await Task.sleep(for: .seconds(1.5))
+        // `stratactl status` while it runs: the scheduler waits, and says why.
+        var busy = ""
+        for _ in 0..<200 {
+            busy = try demo.stratactl(["status"]).output
+            if busy.contains("scheduler: waiting — waiting: daemon requests") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        console.record("stratactl status", busy)
+        try await Task.sleep(for: .seconds(0.5))
         client.interrupt()
         for _ in 0..<200 where client.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         if client.isRunning {
@@ -117,22 +140,43 @@ struct DemoTests {
         #expect((count["count"]?.intValue ?? 0) > 0, "the client inserted aircraft: \(count)")
 
         // The scheduler picks the work up once the client's calls are out of its window (sooner
-        // than the demo's 10 s + 10 s, for the test)…
+        // than the demo's 10 s + 10 s, for the test), and `status` and `pending` show the
+        // rewrite running (the backup, the first task, done).
+        // (Slower than the demo, so that the test sees each step on a loaded machine.)
+        #expect(try demo.stratactl(["set", "pause_between_batches=500ms"]).status == 0)
         #expect(try demo.stratactl(["set", "idle_after=1s"]).status == 0)
         #expect(try demo.stratactl(["set", "load_window=1s"]).status == 0)
-        #expect(try demo.stratactl(["set", "enabled=true"]).status == 0)
         var sawRunning = false
-        for _ in 0..<400 {
+        for _ in 0..<2000 {
             let status = try demo.stratactl(["status"]).output
-            if status.contains("scheduler: running") { sawRunning = true; break }
+            let running = try demo.stratactl(["pending"]).output
+            if status.contains("scheduler: running"), running.contains("rewriteTable"), running.contains("[running]"), !running.contains("backup") {
+                console.record("stratactl status", status)
+                console.record("stratactl pending", running)
+                sawRunning = true
+                break
+            }
             if status.contains("no deferred work pending") { break }
-            try await Task.sleep(for: .milliseconds(25))
+            try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(sawRunning, "the scheduler never ran the demo's work: \(daemonLog)")
+        #expect(sawRunning, "the scheduler never ran the demo's rewrite: \(daemonLog)")
+        // The metrics and the log tell the same: a scheduler turn runs.
+        #expect(try demo.stratactl(["metrics"]).output.contains("strata_store_deferred_running{store=\"aircraft\"} 1"))
+        #expect(daemonLog.contains("machine idle: starting deferred work") && !daemonLog.contains("no deferred work left to run"), "\(daemonLog)")
 
-        // …and `finish-deferred --wait` takes the store over and finishes it.
-        let finish = try demo.stratactl(["finish-deferred", "--wait"])
+        // …and `finish-deferred --wait` takes the store over from the scheduler's turn and
+        // finishes it; the rest at full speed (the demo's batch budget, no cost delay): `set`
+        // reaches the running work at its next batch.
+        let finishing = Task.detached { try demo.stratactl(["finish-deferred", "--wait"]) }
+        for _ in 0..<2000 where !daemonLog.contains("deferred work on aircraft handed over to a request") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(daemonLog.contains("deferred work on aircraft handed over to a request"), "\(daemonLog)")
+        #expect(try demo.stratactl(["set", "pause_between_batches=0ms"]).status == 0)
+        let finish = try await finishing.value
         #expect(finish.status == 0, "\(finish.output)")
+        #expect(daemonLog.contains("deferred work in flight takes new pacing from its next batch"), "\(daemonLog)")
+        console.record("stratactl finish-deferred --wait", finish.output)
         #expect(finish.output.contains("aircraft: ") && finish.output.contains("0 remaining"), "\(finish.output)")
         #expect(!finish.output.contains("failed"), "\(finish.output)")
         #expect(try demo.stratactl(["pending"]).output.contains("aircraft: no deferred work pending"))
@@ -145,6 +189,24 @@ struct DemoTests {
         #expect((stats?["batches"] as? Int ?? 0) > 0, "the scheduler did part of the work: \(status)")
         let backups = try FileManager.default.contentsOfDirectory(atPath: demo.sandbox.path("var")).filter { $0.hasPrefix("aircraft.sqlite.pre-migration-") }
         #expect(backups.count == 1 && !backups[0].hasSuffix(".partial"), "the online backup was written: \(backups)")
+        console.record("stratactl inspect var/aircraft.sqlite", try demo.run(Paths.stratactl, ["inspect", "var/aircraft.sqlite"]).output)
+
+        // README.md's console blocks: every documented line is in the real output.
+        let readme = try ReadmeConsole()
+        #expect(readme.stratactl.count >= 6, "README.md's console blocks: \(readme.commands)")
+        for (key, lines) in readme.stratactl {
+            guard let output = console.outputs[key] else {
+                Issue.record("README.md runs \(key), the demo test does not")
+                continue
+            }
+            let missing = ReadmeConsole.missing(lines, in: output, directory: demo.sandbox.directory.path)
+            #expect(missing.isEmpty, "README.md shows lines for \(key) that the real run does not print:\n\(missing.joined(separator: "\n"))\n--- real output:\n\(output)")
+        }
+        // The daemon's log lines the README quotes.
+        for quoted in ReadmeConsole.quotedLogLines() {
+            let real = daemonLog.components(separatedBy: "\n").map { ReadmeConsole.normalized($0) }
+            #expect(real.contains { $0.contains(ReadmeConsole.normalized(quoted)) }, "README.md quotes `\(quoted)`, the daemon's log has no such line\n\(daemonLog)")
+        }
     }
 }
 

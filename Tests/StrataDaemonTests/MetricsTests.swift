@@ -15,6 +15,8 @@ struct MetricsTests {
     struct Sample: Decodable {
         var family: String
         var type: String
+        /// The family's `# HELP` text (empty without one).
+        var help: String?
         var name: String
         var labels: [String: String]
         var value: Double
@@ -78,6 +80,10 @@ struct MetricsTests {
         #expect(samples.contains { $0.family == "strata_request_duration_seconds" && $0.type == "histogram" })
         #expect(samples.contains { $0.family == "strata_scheduler_pause_latency_seconds" && $0.type == "histogram" })
         #expect(samples.contains { $0.family == "strata_requests" && $0.type == "counter" })
+        // Every family says what it is (# HELP) and its kind (# TYPE), as the parser reads them.
+        let undescribed = Set(samples.filter { ($0.help ?? "").isEmpty || $0.type == "unknown" }.map(\.family))
+        #expect(undescribed.isEmpty, "families without # HELP or # TYPE: \(undescribed.sorted())\n\(result.output)")
+        #expect(samples.first { $0.family == "strata_request_duration_seconds" }?.help == DescribedMetricsFactory.help["strata_request_duration_seconds"])
 
         // The textfile, rewritten every second: it catches up with the calls.
         let deadline = ContinuousClock.now + .seconds(20)

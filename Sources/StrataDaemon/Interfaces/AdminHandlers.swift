@@ -32,13 +32,18 @@ struct AdminHandlers: Sendable {
                         replies: VarlinkReplies<StrataAdmin.FinishDeferred.Reply>) async throws -> StrataAdmin.FinishDeferred.Reply {
         let stores = try await selectStores(parameters.store)
         let now = parameters.now ?? false
-        if !now {
+        // Following runs already going needs no permission: they are running.
+        let following = (parameters.wait ?? false) && stores.allSatisfy(\.isFinishingOnRequest)
+        if !now && !following {
             let permission = await scheduler.permission()
             if !permission.allowed { return .init(state: "skipped", reason: permission.reason) }
         }
-        // A scheduler turn gives the store over to the request (DeferredWorkRunner.run).
-        if stores.count == 1, stores[0].isFinishingOnRequest {
-            throw StrataAdmin.Failure.alreadyRunning(.init(store: stores[0].name))
+        // A scheduler turn gives the store over to the request (DeferredWorkRunner.run); an
+        // earlier request's run is followed to its end with --wait (DeferredWorkRunner.finish).
+        if stores.count == 1, stores[0].isFinishingOnRequest, !(parameters.wait ?? false) {
+            throw StrataAdmin.Failure.alreadyRunning(.init(
+                store: stores[0].name,
+                reason: "deferred work already runs on this store (an earlier request); `stratactl finish-deferred --wait` follows it to the end"))
         }
         let settings = await scheduler.settings()
         guard parameters.wait ?? false else {

@@ -52,16 +52,33 @@ extension StrataAdmin.SchedulerInfo {
 
 extension StrataAdmin.DeferredTaskInfo {
     init(_ task: DeferredTask) {
+        let shown = ShownProgress(task)
         self.init(id: task.id, kind: task.kind.rawValue, table: task.table, summary: task.summary, state: task.state.rawValue,
-                  rowsDone: task.rowsDone, rowsTotal: task.rowsTotal, fraction: task.fraction)
+                  rowsDone: shown.done, rowsTotal: shown.total, fraction: shown.fraction)
+    }
+}
+
+/// A task's progress as operators see it (`pending`, the progress bar): never more done than
+/// the total, never 100% before the task is done. A copy counts the rows clients insert while
+/// it runs, so its count can pass the total taken when the task was recorded: the total
+/// shown grows with it, and the fraction stops at 99% until the task is done.
+struct ShownProgress: Hashable {
+    var done: Int64
+    var total: Int64
+    var fraction: Double
+
+    init(_ task: DeferredTask) {
+        done = max(0, task.rowsDone)
+        total = max(task.rowsTotal, done)
+        fraction = task.state == .done ? 1 : min(0.99, max(0, task.fraction))
     }
 }
 
 extension StrataAdmin.FinishProgress {
     init(_ progress: DeferredProgress, store: String) {
         self.init(store: store, taskId: progress.task.id, taskIndex: progress.taskIndex, taskCount: progress.taskCount,
-                  summary: progress.task.summary, rowsDone: progress.task.rowsDone, rowsTotal: progress.task.rowsTotal,
-                  fraction: progress.task.fraction)
+                  summary: progress.task.summary, rowsDone: ShownProgress(progress.task).done, rowsTotal: ShownProgress(progress.task).total,
+                  fraction: ShownProgress(progress.task).fraction)
     }
 }
 

@@ -16,6 +16,7 @@ import Synchronization
 /// | `strata_store_ready` | gauge (1 serving, 0 failed) | `store` |
 /// | `strata_store_pending_tasks` | gauge (deferred ledger) | `store` |
 /// | `strata_store_in_flight` | gauge (calls running) | `store` |
+/// | `strata_store_deferred_running` | gauge (1 scheduler turn, 2 request, 0 none) | `store` |
 /// | `strata_varlink_connections` | gauge (admitted connections) | `socket` |
 /// | `strata_scheduler_…` | see ``SchedulerMetrics`` | |
 public final class DaemonMetrics: Sendable {
@@ -38,10 +39,11 @@ public final class DaemonMetrics: Sendable {
 
     /// The swift-metrics backend that feeds ``registry`` (`MetricsSystem.bootstrap(metrics.factory)`,
     /// once per process: `stratad`'s main does it).
-    public var factory: PrometheusMetricsFactory {
+    /// Every metric it makes carries `# HELP` (``DescribedMetricsFactory``).
+    public var factory: DescribedMetricsFactory {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["strata_request_duration_seconds"] = Self.requestDurationBuckets
-        return factory
+        return DescribedMetricsFactory(factory)
     }
 
     /// The metrics in the Prometheus text exposition format (version 0.0.4), after updating
@@ -60,6 +62,7 @@ public final class DaemonMetrics: Sendable {
             gauges[0].set(to: store.state == .ready ? 1 : 0)
             gauges[1].set(to: Double(store.pendingTasks().count))
             gauges[2].set(to: Double(store.inFlight))
+            gauges[3].set(to: store.isFinishingOnRequest ? 2 : store.isFinishing ? 1 : 0)
         }
         for server in servers {
             registry.makeGauge(descriptor: .named("strata_varlink_connections", help: "Admitted Varlink connections"),
@@ -68,12 +71,13 @@ public final class DaemonMetrics: Sendable {
         return registry.emitToString()
     }
 
-    /// Ready, pending tasks, in flight.
+    /// Ready, pending tasks, in flight, deferred work running.
     private func storeGauges(_ store: String) -> [Gauge] {
         [
             MetricNameDescriptor.named("strata_store_ready", help: "1 when the store serves, 0 when it failed"),
             MetricNameDescriptor.named("strata_store_pending_tasks", help: "Tasks in the store's deferred ledger"),
             MetricNameDescriptor.named("strata_store_in_flight", help: "Calls running on the store"),
+            MetricNameDescriptor.named("strata_store_deferred_running", help: "Deferred work running on the store: 1 a scheduler turn, 2 a request, 0 none"),
         ].map { registry.makeGauge(descriptor: $0, labels: [("store", store)]) }
     }
 }

@@ -26,6 +26,8 @@ public final class HostedStore: Sendable {
     let executor: StoreExecutor?
     /// Checks the schema again when another process changed it (nil: no check).
     let schemaWatch: SchemaWatch?
+    /// The progress of the run that holds the store, for `FinishDeferred --wait` to follow.
+    let finishingWatch = FinishingWatch()
     private let shared: Mutex<Shared>
     /// Wakes ``close(timeout:)`` when the last call or deferred run ends.
     private let idle = IdleSignal()

@@ -33,6 +33,9 @@ public final class DeferredWorkRunner: Sendable {
     /// Where deferred work runs.
     let executor: DeferredWorkThread
     private let background = Mutex<[UUID: Task<Void, Never>]>([:])
+    /// The pacing that `set` and reloads last gave (``updatePacing(_:)``), with a count of
+    /// changes: a run takes it at its next batch once it changed after the run started.
+    private let pacingChange = Mutex<(generation: Int, pacing: FinishPacing?)>((0, nil))
 
     /// Memberwise initializer.
     public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {
@@ -68,18 +71,32 @@ public final class DeferredWorkRunner: Sendable {
         guard claimed else {
             // A scheduler turn that finds a request's run on the store has nothing to do: not a failure.
             if claim == .scheduler { return Result(store: name, report: nil, error: nil) }
-            var result = Result(store: name, report: nil, error: "deferred work already runs on this store")
+            var result = Result(store: name, report: nil, error: Self.alreadyRunsReason)
             result.pendingTasks = hosted.pendingTasks().count
             return result
         }
-        defer { hosted.endFinishing() }
+        hosted.finishingWatch.began()
+        let result = await runClaimed(hosted, store: store, now: now, settings: settings, deadline: deadline, clock: clock,
+                                      interrupt: interrupt, claim: claim, progress: progress)
+        // Released first: a follower that comes after the end runs the work itself.
+        hosted.endFinishing()
+        hosted.finishingWatch.ended(result)
+        return result
+    }
+
+    /// ``run(_:now:settings:deadline:clock:interrupt:claim:progress:)`` once the store is claimed.
+    private func runClaimed(_ hosted: HostedStore, store: PersistentStore, now: Bool, settings: SchedulerSettings,
+                            deadline: ContinuousClock.Instant?, clock: any SchedulerClock, interrupt: (@Sendable () -> Interruption?)?,
+                            claim: HostedStore.FinishingClaim, progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result {
+        let name = hosted.name
         // One check says whether to go on (RunGate); the library paces (the cost delay).
         var yieldRequested: (@Sendable () -> Bool)?
         if claim == .scheduler { yieldRequested = { @Sendable in hosted.yieldRequested } }
         let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt,
                               yieldRequested: yieldRequested, now: { clock.now })
-        let options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
+        var options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
                                     shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested)
+        options.livePacing = livePacing(from: settings)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
         let started = ContinuousClock.now
@@ -88,6 +105,7 @@ public final class DeferredWorkRunner: Sendable {
                 tally.start(with: (try? store.pendingDeferredWork()) ?? [])
                 return try await store.finishDeferredMigration(options) { update in
                     tally.record(update)
+                    hosted.finishingWatch.publish(update)
                     progress(name, update)
                 }
             }
@@ -129,8 +147,17 @@ public final class DeferredWorkRunner: Sendable {
                        progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> [Result] {
         var results: [Result] = []
         for hosted in stores {
+            if hosted.isFinishingOnRequest, let followed = await follow(hosted, progress: progress) {
+                results.append(followed)
+                continue
+            }
             logger.info("finishing deferred work on request", metadata: ["strata.store": "\(hosted.name)", "strata.now": "\(now)"])
             let result = await run(hosted, now: now, settings: settings, progress: progress)
+            // Another request claimed the store in between: follow its run instead.
+            if result.error == Self.alreadyRunsReason, let followed = await follow(hosted, progress: progress) {
+                results.append(followed)
+                continue
+            }
             if let report = result.report {
                 logger.info("deferred work run ended", metadata: [
                     "strata.store": "\(hosted.name)", "strata.tasks_finished": "\(report.tasksFinished)",
@@ -143,6 +170,23 @@ public final class DeferredWorkRunner: Sendable {
         return results
     }
 
+    /// What a run that cannot claim the store says.
+    static let alreadyRunsReason = "deferred work already runs on this store"
+
+    /// Follows the request's run that holds `hosted` to its end, passing on its progress
+    /// (``FinishingWatch``); nil when it ended before it could be followed.
+    private func follow(_ hosted: HostedStore, progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result? {
+        guard let events = hosted.finishingWatch.follow() else { return nil }
+        logger.info("following deferred work already running on request", metadata: ["strata.store": "\(hosted.name)"])
+        for await event in events {
+            switch event {
+            case .progress(let update): progress(hosted.name, update)
+            case .ended(let result): return result
+            }
+        }
+        return nil
+    }
+
     /// Starts ``finish(_:now:settings:progress:)`` in the background.
     public func start(_ stores: [HostedStore], now: Bool, settings: SchedulerSettings) {
         let id = UUID()
@@ -151,6 +195,27 @@ public final class DeferredWorkRunner: Sendable {
             _ = self.background.withLock { $0.removeValue(forKey: id) }
         }
         background.withLock { $0[id] = task }
+    }
+
+    // MARK: - Pacing of work in flight
+
+    /// Makes running work take `settings`' batch budget and cost delay at its next batch
+    /// (`stratactl set`, a reload); the store's log shows the new values when a run takes them.
+    public func updatePacing(_ settings: SchedulerSettings) {
+        let pacing = FinishPacing(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches)
+        pacingChange.withLock { change in
+            guard change.pacing != pacing else { return }
+            change = (change.generation + 1, pacing)
+        }
+    }
+
+    /// The `livePacing` of a run started with `settings`: its own pacing until a change comes.
+    private func livePacing(from settings: SchedulerSettings) -> @Sendable () -> FinishPacing {
+        let own = FinishPacing(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches)
+        let started = pacingChange.withLock { $0.generation }
+        return { [self] in
+            self.pacingChange.withLock { change in change.generation > started ? change.pacing ?? own : own }
+        }
     }
 
     /// Stops every run at its next batch and waits for the background ones (shutdown).

@@ -40,6 +40,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private var lastStore: String?
     private var failedAt: [String: ContinuousClock.Instant] = [:]
     private var nothingPending = false
+    /// The stores as last sampled: status() tells from them which run holds a store.
+    private var lastStores: [HostedStore] = []
 
     /// - Parameters:
     ///   - stores: the hosted stores, in configuration order (the registry's).
@@ -86,6 +88,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     public func tick() async {
         let now = clock.now
         let all = await stores()
+        lastStores = all
         sample(all, at: now)
         if work != nil, let mark = runtimeMark {
             detector.recordRuntime(now - mark)
@@ -94,7 +97,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
         decide(at: now)
         guard verdict.allowsWork, detector.settings.enabled, work == nil, gate.allowsIdleWork else { return }
         let pending = all.contains { wantsTurn($0, at: now) }
-        nothingPending = !pending
+        // "No deferred work pending" only when no store has any (not when a request runs it).
+        nothingPending = !pending && all.allSatisfy { $0.state != .ready || $0.pendingTasks().isEmpty }
         if pending { startWork(at: now) }
     }
 
@@ -204,11 +208,15 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     private nonisolated func workLoop() async {
-        while let (hosted, settings, interrupt) = await nextTurn() {
-            let result = await runner.run(hosted, now: false, settings: settings, deadline: clock.now + settings.storeTurn,
+        while let (hosted, settings, interrupt, othersWaiting) = await nextTurn() {
+            // A turn ends for the next store's; alone, a store keeps working until done or stopped.
+            let deadline = othersWaiting ? clock.now + settings.storeTurn : nil
+            let result = await runner.run(hosted, now: false, settings: settings, deadline: deadline,
                                         clock: clock, interrupt: interrupt, claim: .scheduler)
             let ended = clock.now
-            guard await turnEnded(result, at: ended) else { break }
+            // The turn's claim is released: a run holding the store now is a request's.
+            let handedOver = hosted.isFinishing
+            guard await turnEnded(result, at: ended, handedOver: handedOver ? hosted.name : nil) else { break }
         }
         await workEnded(at: clock.now)
     }
@@ -221,7 +229,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     /// The next store with pending work, in round-robin order after the last one.
-    private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?)? {
+    private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?, othersWaiting: Bool)? {
         guard gate.allowsIdleWork else { return nil }
         let all = await stores()
         let now = clock.now
@@ -231,13 +239,18 @@ public actor IdleScheduler: DeferredWorkScheduler {
             guard wantsTurn(hosted, at: now) else { continue }
             lastStore = hosted.name
             workingOn = hosted.name
-            return (hosted, detector.settings, interruptCheck(all))
+            let othersWaiting = all.contains { $0 !== hosted && wantsTurn($0, at: now) }
+            return (hosted, detector.settings, interruptCheck(all), othersWaiting)
         }
         return nil
     }
 
     /// Records a turn; returns whether to go on.
-    private func turnEnded(_ result: DeferredWorkRunner.Result, at ended: ContinuousClock.Instant) -> Bool {
+    private func turnEnded(_ result: DeferredWorkRunner.Result, at ended: ContinuousClock.Instant, handedOver: String? = nil) -> Bool {
+        if let handedOver {
+            self.handedOver = handedOver
+            logger.notice("deferred work on \(handedOver) handed over to a request (stratactl finish-deferred)", metadata: ["strata.store": "\(handedOver)"])
+        }
         if let interrupted = result.interruptedBy, stopRequest == nil {
             // The work saw the load before the sampling loop did.
             stopRequest = (interrupted.at, .signal, interrupted.reason)
@@ -269,7 +282,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
         return gate.allowsIdleWork && !result.stoppedByGate
     }
 
+    /// The store whose turn a request took over, until the work loop ends.
+    private var handedOver: String?
+
     private func workEnded(at ended: ContinuousClock.Instant) {
+        defer { handedOver = nil }
         if let mark = runtimeMark {
             detector.recordRuntime(ended - mark)
         }
@@ -296,9 +313,14 @@ public actor IdleScheduler: DeferredWorkScheduler {
                 "strata.reason": "\(stop.reason)", "strata.latency_ms": "\(String(format: "%.1f", latency))",
                 "strata.store": "\(lastStore ?? "-")",
             ])
-        } else {
-            nothingPending = true
-            logger.notice("no deferred work left to run")
+        } else if handedOver == nil {
+            let left = lastStores.filter { $0.state == .ready && !$0.pendingTasks().isEmpty }.map(\.name)
+            nothingPending = left.isEmpty
+            if left.isEmpty {
+                logger.notice("no deferred work left to run")
+            } else {
+                logger.notice("deferred work turns ended; work left on \(left.joined(separator: ", "))", metadata: ["strata.stores": "\(left.joined(separator: ","))"])
+            }
         }
         stopRequest = nil
     }
@@ -330,6 +352,13 @@ public actor IdleScheduler: DeferredWorkScheduler {
         if !detector.settings.enabled, state != .paused {
             state = .disabled
             reason = "disabled (enabled=false): the scheduler starts no work itself; \(reason)"
+        }
+        // A run on request holds a store: that is what the daemon is doing, whatever the
+        // scheduler's own state (which follows, after "scheduler:").
+        let requested = lastStores.filter(\.isFinishingOnRequest).map(\.name)
+        if !requested.isEmpty, workingOn == nil {
+            reason = "running: finishing deferred work on \(requested.joined(separator: ", ")) on request (stratactl finish-deferred); scheduler: \(reason)"
+            state = .running
         }
         var statistics = self.statistics
         statistics.workSeconds = self.statistics.workSeconds + (workStartedAt.map { (clock.now - $0).seconds } ?? 0)
@@ -364,6 +393,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     public func set(_ key: String, to value: String) throws(SchedulerSettingError) -> String {
         let previous = detector.settings.value(of: key) ?? ""
         try detector.settings.set(key, to: value)
+        runner.updatePacing(detector.settings)   // work in flight takes it at its next batch
         logger.notice("scheduler setting changed", metadata: ["strata.key": "\(key)", "strata.value": "\(value)", "strata.previous": "\(previous)"])
         decide(at: clock.now)
         return previous
@@ -372,6 +402,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
     /// Replaces every setting (a reload).
     public func apply(_ settings: SchedulerSettings) {
         detector.settings = settings
+        runner.updatePacing(settings)
         decide(at: clock.now)
     }
 

@@ -2,7 +2,8 @@
 """Parses a Prometheus text exposition with the reference client's parser.
 
 usage: prometheus_samples.py [FILE]   (standard input without FILE)
-Prints one JSON list of samples: {"family", "type", "name", "labels", "value"}; exits 1 with
+Prints one JSON list of samples: {"family", "type", "help", "name", "labels", "value"} ("help":
+the family's # HELP text, empty without one; "type" is "unknown" without # TYPE); exits 1 with
 the parser's message when the text is not valid exposition format.
 """
 import json
@@ -15,7 +16,7 @@ samples = []
 try:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            samples.append({"family": family.name, "type": family.type, "name": sample.name,
+            samples.append({"family": family.name, "type": family.type, "help": family.documentation, "name": sample.name,
                             "labels": sample.labels, "value": sample.value})
 except Exception as error:  # the parser raises ValueError and others on bad input
     print(f"not Prometheus text format: {error}")
