@@ -183,7 +183,7 @@ public actor StoreRegistry {
             migration.backup = Self.backupURL(for: url)
         }
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
-                                   migration: migration, logger: logger)
+                                   migration: migration, logger: logger, recordsHistory: configuration.history.record)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             let store = try PersistentStore.open(at: url, model: model, options: options)
