@@ -12,7 +12,8 @@ public struct HistoryObservation: AsyncSequence, Sendable {
     let since: Int64?
     let entities: Set<String>?
 
-    /// An iterator, subscribed to the store's commits from this moment.
+    /// An iterator, subscribed to the store's commits from this moment (a nil `since` is
+    /// resolved to the latest token now).
     public func makeAsyncIterator() -> Iterator {
         Iterator(store: store, since: since, entities: entities)
     }
@@ -29,7 +30,8 @@ public struct HistoryObservation: AsyncSequence, Sendable {
         init(store: PersistentStore, since: Int64?, entities: Set<String>?) {
             self.store = store
             self.entities = entities
-            self.cursor = since
+            // "From now on" means from when the iterator was made, not from its first next().
+            self.cursor = since ?? (try? store.latestHistoryToken())
             let (id, stream) = store.historyState.subscribe()
             self.subscription = Subscription(state: store.historyState, id: id)
             self.wakeups = stream.makeAsyncIterator()
