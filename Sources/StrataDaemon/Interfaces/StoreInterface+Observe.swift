@@ -105,6 +105,10 @@ extension StoreInterface {
         // read: past the limit, the connection closes after a grace period.
         let watch = Task {
             for await token in store.historyCommits() where lag.headMoved(to: token) {
+                context.logger.notice("observer fell behind, closing its connection", metadata: [
+                    "strata.store": "\(hosted.name)", "strata.peer": "\(context.peer.map(\.description) ?? "?")",
+                    "strata.limit": "\(queueLimit)", "strata.token": "\(lag.consumed)",
+                ])
                 try? await Task.sleep(for: overflowCloseGrace)
                 context.closeConnection()
                 return
