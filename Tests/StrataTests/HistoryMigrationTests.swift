@@ -111,4 +111,26 @@ import Testing
         #expect(try store.latestHistoryToken() == 5)
         #expect(try temp.rawQueue().strings("SELECT count(*) FROM _strata_object_changes WHERE token = 5") == ["1"])
     }
+
+    @Test func aCustomStagesObjectChangesAreNotHistory() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(MigrationTestModels.base)
+        let context = ObjectContext(store: store)
+        for tail in ["F-GSPT", "N1"] { try context.insert("Aircraft")["tailNumber"] = .string(tail) }
+        try context.save()
+        try store.close()
+        let stage = MigrationStage.custom(
+            from: ModelReference(model: MigrationTestModels.base), to: ModelReference(model: MigrationSafetyTests.serialVersion),
+            label: "fill serial", didMigrate: { stage in
+                for aircraft in try stage.context.fetch("Aircraft") { aircraft["serial"] = .string("S-\(aircraft.objectID.primaryKey)") }
+                try stage.context.insert("Owner")["name"] = "Stage"
+                try stage.context.save()
+            })
+        try StagedMigrationManager(stages: [stage], models: [MigrationTestModels.base, MigrationSafetyTests.serialVersion]).migrateStore(at: temp.url)
+        let migrated = try temp.open(MigrationSafetyTests.serialVersion)
+        defer { try? migrated.close() }
+        #expect(try temp.rawQueue().strings(#"SELECT "serial" FROM "Aircraft" ORDER BY "_pk""#) == ["S-1", "S-2"])
+        #expect(try migrated.latestHistoryToken() == 1)
+        #expect(try migrated.history(since: 0).transactions.flatMap(\.changes).map(\.kind) == [.insert, .insert])
+    }
 }
