@@ -38,7 +38,7 @@ enum HistoryReader {
     static func changesByToken(after: Int64, through: Int64, entityIDs: Set<Int64>?, in db: Database) throws -> [Int64: [HistoryChange]] {
         let rows = try Row.fetchAll(db, sql: """
             SELECT token, entity, object, kind, properties, tombstone FROM \(HistorySchema.changesTable)
-            WHERE token > ? AND token <= ? ORDER BY id
+            WHERE token > ? AND token <= ? ORDER BY token, seq
             """, arguments: [after, through])
         var ids: Set<Int64> = []
         var decoded: [(token: Int64, entity: Int64, object: Int64, kind: Int, properties: [Int64], tombstone: [Int64: Value])] = []

@@ -14,14 +14,17 @@ struct PendingHistoryChange {
 /// Writes history records inside the transaction of the save they describe, so that a change
 /// and its record commit together or not at all.
 enum HistoryRecorder {
+    /// Changes written per `INSERT` statement (7 values each, well under SQLite's parameter limit).
+    static let rowsPerStatement = 64
+
     /// Records `changes` as one transaction (and a gap before it when another process wrote the
     /// store without history since the last recorded commit). Runs on the writer, inside the
     /// caller's transaction; observers are woken once it commits.
     static func record(_ changes: [PendingHistoryChange], user: String?, author: String?, store: PersistentStore, in db: Database) throws {
-        guard !changes.isEmpty, try HistorySchema.exists(in: db) else { return }
         let state = store.historyState
         let tracking = state.tracking.withLock { $0 }
-        let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+        guard !changes.isEmpty, tracking.tablesExist else { return }
+        let dataVersion = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
         try recordGapIfNeeded(tracking: tracking, dataVersion: dataVersion, in: db)
         try db.cachedStatement(sql: "INSERT INTO \(HistorySchema.transactionsTable)(at, kind, user, author) VALUES (?, 0, ?, ?)")
             .execute(arguments: [Date().timeIntervalSince1970, user, author])
@@ -40,14 +43,32 @@ enum HistoryRecorder {
             newNames[key] = id
             return id
         }
-        let insert = try db.cachedStatement(sql: "INSERT INTO \(HistorySchema.changesTable)(token, entity, object, kind, properties, tombstone) VALUES (?, ?, ?, ?, ?, ?)")
-        for change in changes {
+        // Multi-row INSERTs: one statement per `rowsPerStatement` changes.
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        arguments.reserveCapacity(min(changes.count, rowsPerStatement) * 7)
+        var pending = 0
+        func flush() throws {
+            guard pending > 0 else { return }
+            let sql = "INSERT INTO \(HistorySchema.changesTable)(token, seq, entity, object, kind, properties, tombstone) VALUES "
+                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: pending).joined(separator: ", ")
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+            arguments.removeAll(keepingCapacity: true)
+            pending = 0
+        }
+        for (seq, change) in changes.enumerated() {
             let entity = try nameID(change.entity, "")
-            let properties = try change.properties.map { String(try nameID(change.entity, $0)) }.joined(separator: ",")
+            var properties = ""
+            for property in change.properties {
+                if !properties.isEmpty { properties += "," }
+                properties += String(try nameID(change.entity, property))
+            }
             var tombstone: [Int64: Value] = [:]
             for (keyPath, value) in change.tombstone { tombstone[try nameID(change.entity, keyPath)] = value }
-            try insert.execute(arguments: [token, entity, change.primaryKey, change.kind.rawValue, properties, TombstoneCoding.encode(tombstone)])
+            arguments += [token, Int64(seq), entity, change.primaryKey, change.kind.rawValue, properties, TombstoneCoding.encode(tombstone)]
+            pending += 1
+            if pending == rowsPerStatement { try flush() }
         }
+        try flush()
         let committedNames = newNames
         db.afterNextTransaction(onCommit: { _ in
             state.tracking.withLock { tracking in
@@ -77,6 +98,7 @@ enum HistoryRecorder {
             return (try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, try HistorySchema.latestToken(in: db))
         }
         store.historyState.tracking.withLock { tracking in
+            tracking.tablesExist = true
             tracking.dataVersion = dataVersion
             tracking.latestToken = latest
         }

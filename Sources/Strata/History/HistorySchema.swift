@@ -7,7 +7,8 @@ import GRDB
 /// - `_strata_transactions`: one row per committed save that changed objects (or per gap: a
 ///   write by another process that recorded nothing). `token` is `AUTOINCREMENT`, so tokens
 ///   only grow and are never reused, even after a purge.
-/// - `_strata_object_changes`: one row per object changed by a transaction. Entity and property
+/// - `_strata_object_changes`: one row per object changed by a transaction, keyed by
+///   `(token, seq)` (one B-tree, no extra index: reads and purges seek by token). Entity and property
 ///   names are stored as ids into `_strata_change_names`, so that a migration that renames an
 ///   entity or property renames its whole history by updating one row per name, whatever the
 ///   history's size.
@@ -29,10 +30,10 @@ enum HistorySchema {
         """,
         "CREATE INDEX IF NOT EXISTS \(transactionsTable)_at ON \(transactionsTable)(at)",
         """
-        CREATE TABLE IF NOT EXISTS \(changesTable) (id INTEGER PRIMARY KEY, token INTEGER NOT NULL, entity INTEGER NOT NULL, \
-        object INTEGER NOT NULL, kind INTEGER NOT NULL, properties TEXT NOT NULL DEFAULT '', tombstone TEXT)
+        CREATE TABLE IF NOT EXISTS \(changesTable) (token INTEGER NOT NULL, seq INTEGER NOT NULL, entity INTEGER NOT NULL, \
+        object INTEGER NOT NULL, kind INTEGER NOT NULL, properties TEXT NOT NULL DEFAULT '', tombstone TEXT, \
+        PRIMARY KEY (token, seq)) WITHOUT ROWID
         """,
-        "CREATE INDEX IF NOT EXISTS \(changesTable)_token ON \(changesTable)(token)",
         "CREATE TABLE IF NOT EXISTS \(namesTable) (id INTEGER PRIMARY KEY, entity TEXT NOT NULL, property TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS \(namesTable)_name ON \(namesTable)(entity, property)",
     ]

@@ -17,6 +17,8 @@ final class HistoryState: Sendable {
         var latestToken: Int64 = 0
         /// Name ids, by name.
         var names: [NameKey: Int64] = [:]
+        /// Whether the store has the history tables (created at a writable open).
+        var tablesExist = false
     }
 
     let tracking = Mutex(Tracking())

@@ -59,8 +59,8 @@ extension PersistentStore {
                 }
                 if try HistorySchema.purgedThrough(in: db) < token { try HistorySchema.setPurgedThrough(token, in: db) }
                 try db.execute(sql: """
-                    DELETE FROM \(HistorySchema.changesTable) WHERE id IN
-                      (SELECT id FROM \(HistorySchema.changesTable) WHERE token <= ? ORDER BY token LIMIT ?)
+                    DELETE FROM \(HistorySchema.changesTable) WHERE (token, seq) IN
+                      (SELECT token, seq FROM \(HistorySchema.changesTable) WHERE token <= ? ORDER BY token, seq LIMIT ?)
                     """, arguments: [token, batch])
                 let changes = db.changesCount
                 guard changes < batch else { return HistoryPurgeBatch(transactions: 0, changes: changes, isComplete: false) }
