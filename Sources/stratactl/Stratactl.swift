@@ -39,6 +39,8 @@ struct Stratactl: AsyncParsableCommand {
             DaemonReloadCommand.self,
             DaemonMetricsCommand.self,
             MigrateCommand.self,
+            HistoryCommand.self,
+            WatchCommand.self,
         ]
     )
 }

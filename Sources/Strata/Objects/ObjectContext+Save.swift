@@ -53,6 +53,8 @@ extension ObjectContext {
                     current = object
                     try writeJoinRows(object, db: db)
                 }
+                current = nil
+                try recordHistory(deleted: toDelete, inserted: toInsert, updated: changed, in: db)
             }
         } catch let error as ObjectContextError {
             forgetPendingKeys()

@@ -47,6 +47,12 @@ public final class ObjectContext {
     /// Objects deleted since the last save, in deletion order.
     var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
+    /// The name recorded as the author of this context's saves in the store's change history
+    /// (Core Data's `transactionAuthor`): `"importer"`, `"sync"`. Nil records none.
+    public var transactionAuthor: String?
+    /// The user recorded with this context's saves in the change history: the process's user
+    /// by default; the daemon sets its client's peer user.
+    package var transactionUser: String? = ObjectContext.processUser
     var entityInfos: [String: EntityInfo] = [:]
 
     /// The shared description of an entity (cached), or nil when the model has no such entity.

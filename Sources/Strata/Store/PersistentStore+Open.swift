@@ -93,7 +93,7 @@ extension PersistentStore {
             let pool = try DatabasePool(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout))
             let layout = StorageLayout(model: model)
             try pool.write { db in
-                for sql in MetadataSchema.creationSQL + [DeferredLedger.creationSQL] + layout.creationSQL { try db.execute(sql: sql) }
+                for sql in MetadataSchema.creationSQL + [DeferredLedger.creationSQL] + HistorySchema.creationSQL + layout.creationSQL { try db.execute(sql: sql) }
                 try MetadataSchema.writeModel(model, in: db)
                 let now = Date()
                 try db.execute(sql: "INSERT INTO \(MetadataSchema.metadataTable)(key, value) VALUES ('storeIdentifier', ?), ('createdAt', ?)",
@@ -103,6 +103,7 @@ extension PersistentStore {
                                                        detail: "created with \(model.entities.count) entities"), in: db)
             }
             let store = PersistentStore(url: url, model: model, options: options, identifier: identifier, database: pool)
+            try HistoryRecorder.start(store)
             store.logger.notice("created store", metadata: ["strata.version": "\(model.version)", "strata.checksum": "\(model.checksum)"])
             return store
         } catch {
@@ -133,6 +134,7 @@ extension PersistentStore {
         do {
             let pool = try DatabasePool(path: sqlitePath(path, readOnly: options.readOnly), configuration: connectionConfiguration(readOnly: options.readOnly, busyTimeout: options.busyTimeout))
             let store = PersistentStore(url: url, model: model, options: options, identifier: current.storeIdentifier, database: pool)
+            if !options.readOnly { try HistoryRecorder.start(store) }
             store.logger.debug("opened store", metadata: ["strata.version": "\(model.version)"])
             return store
         } catch {

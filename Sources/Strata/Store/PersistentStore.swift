@@ -39,6 +39,8 @@ public final class PersistentStore: Sendable {
     /// Where the deferred work's WAL checkpoints run, off the writer (``WALCheckpointer``):
     /// serial; a run's last checkpoint may still be on it after the run returned.
     let checkpointQueue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
+    /// The change history's in-memory side: the writer's baseline and the observers (History/).
+    let historyState = HistoryState()
 
     var path: String { url.path }
     var logger: Logger {
@@ -155,6 +157,7 @@ public final class PersistentStore: Sendable {
         }
         // The last run's checkpoint, if it still runs (a run never waits for it).
         checkpointQueue.sync {}
+        historyState.finishAll()
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }

@@ -24,6 +24,9 @@ public struct StoreOptions: Sendable {
     /// of a store are read through the library or the daemon, which check access; a mode that
     /// lets other users read the file lets them bypass those checks with `sqlite3`.
     public var fileMode: mode_t
+    /// Whether saves record change history (``PersistentStore/history(since:entities:limit:)``,
+    /// docs/History.md) in the same transaction as their changes. Default on.
+    public var recordsHistory: Bool
 
     /// `0600`: read and write for the owner only.
     public static let defaultFileMode: mode_t = 0o600
@@ -35,9 +38,10 @@ public struct StoreOptions: Sendable {
     public init(
         createIfMissing: Bool = true, readOnly: Bool = false, busyTimeout: TimeInterval = 5,
         migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store"),
-        fileMode: mode_t = StoreOptions.defaultFileMode
+        fileMode: mode_t = StoreOptions.defaultFileMode, recordsHistory: Bool = true
     ) {
         self.fileMode = fileMode
+        self.recordsHistory = recordsHistory
         self.createIfMissing = createIfMissing
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout

@@ -76,7 +76,7 @@ struct ConfigurationReader {
 
     private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
         let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout",
-                                                        "allow_dropping_all_entities", "stages"])
+                                                        "allow_dropping_all_entities", "stages", "history"])
         func required(_ name: String) throws(ConfigurationError) -> String {
             guard let value = map[name] else {
                 throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
@@ -102,7 +102,19 @@ struct ConfigurationReader {
             }
             store.stagesFile = text
         }
+        if let value = map["history"] { store.history = try history(value, key: "\(key).history") }
         return store
+    }
+
+    private func history(_ node: Node, key: String) throws(ConfigurationError) -> HistoryRetention {
+        let map = try mapping(node, key: key, allowed: ["record", "keep", "max_transactions"])
+        var history = HistoryRetention()
+        if let value = map["record"] { history.record = try bool(value, key: "\(key).record") }
+        if let value = map["keep"] { history.keep = try duration(value, key: "\(key).keep", in: HistoryRetention.keepRange) }
+        if let value = map["max_transactions"] {
+            history.maxTransactions = try count(value, key: "\(key).max_transactions", range: HistoryRetention.maxTransactionsRange)
+        }
+        return history
     }
 
     private func socket(_ node: Node, key: String, base: SocketConfiguration) throws(ConfigurationError) -> SocketConfiguration {
@@ -140,7 +152,7 @@ struct ConfigurationReader {
 
     private func limits(_ node: Node) throws(ConfigurationError) -> Limits {
         let map = try mapping(node, key: "limits", allowed: ["max_message_size", "idle_timeout", "message_timeout", "shutdown_timeout", "max_connections",
-                                                             "max_fetch_objects", "max_batch_operations"])
+                                                             "max_fetch_objects", "max_batch_operations", "max_observer_queue"])
         var limits = Limits()
         if let size = map["max_message_size"] {
             let text = try scalar(size, key: "limits.max_message_size")
@@ -160,6 +172,7 @@ struct ConfigurationReader {
         if let value = map["max_connections"] { limits.maxConnections = try count(value, key: "limits.max_connections", range: Self.maxConnectionsRange) }
         if let value = map["max_fetch_objects"] { limits.maxFetchObjects = try count(value, key: "limits.max_fetch_objects", range: 1...10_000_000) }
         if let value = map["max_batch_operations"] { limits.maxBatchOperations = try count(value, key: "limits.max_batch_operations", range: 1...1_000_000) }
+        if let value = map["max_observer_queue"] { limits.maxObserverQueue = try count(value, key: "limits.max_observer_queue", range: 1...1_000_000) }
         return limits
     }
 

@@ -68,6 +68,8 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// whose custom stages the migration at open runs where a hop of the version graph needs
     /// one; `stages`, none by default.
     public var stagesFile: String?
+    /// Change history: whether saves record it, and how long it is kept (`history`).
+    public var history: HistoryRetention = HistoryRetention()
 
     /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
@@ -132,6 +134,9 @@ public struct Limits: Sendable, Hashable {
     public var maxFetchObjects: Int
     /// Most operations in one `Batch`.
     public var maxBatchOperations: Int
+    /// Most transactions an `Observe` call may fall behind (committed, not yet delivered)
+    /// before it gets `ObserverOverflow` and its connection is closed.
+    public var maxObserverQueue: Int
 
     /// Deepest nesting of arrays and objects in a message (Foundation refuses past 512 with
     /// a generic error; this bound names itself).
@@ -143,7 +148,8 @@ public struct Limits: Sendable, Hashable {
     /// Memberwise initializer.
     public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
                 shutdownTimeout: Duration = .seconds(10), maxConnections: Int = 256, maxFetchObjects: Int = 10_000,
-                maxBatchOperations: Int = 10_000) {
+                maxBatchOperations: Int = 10_000, maxObserverQueue: Int = 1_000) {
+        self.maxObserverQueue = maxObserverQueue
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout
         self.messageTimeout = messageTimeout

@@ -37,22 +37,33 @@ public struct StoreInterface: VarlinkInterface {
                 Int64(try context.count(try query.request(counting: true, maxObjects: maxObjects)))
             })
         }
-        table.on(StrataStore.Insert.self) { parameters, _, _ in
+        table.on(StrataStore.Insert.self) { parameters, context, _ in
             let operation = try ObjectOperation(.insert, entity: parameters.entity, id: nil, values: parameters.values)
-            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store)))
+            let writer = try Writer(context, author: parameters.author)
+            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), writer: writer))
         }
-        table.on(StrataStore.Update.self) { parameters, _, _ in
+        table.on(StrataStore.Update.self) { parameters, context, _ in
             let operation = try ObjectOperation(.update, entity: parameters.entity, id: parameters.id, values: parameters.values)
-            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store)))
+            let writer = try Writer(context, author: parameters.author)
+            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), writer: writer))
         }
-        table.on(StrataStore.Delete.self) { parameters, _, _ in
+        table.on(StrataStore.Delete.self) { parameters, context, _ in
             let operation = try ObjectOperation(.delete, entity: parameters.entity, id: parameters.id, values: nil)
-            _ = try await Self.save(operation, on: try await registry.store(named: parameters.store))
+            let writer = try Writer(context, author: parameters.author)
+            _ = try await Self.save(operation, on: try await registry.store(named: parameters.store), writer: writer)
             return StrataStore.Delete.Reply(deleted: true)
         }
-        table.on(StrataStore.Batch.self) { parameters, _, _ in
+        table.on(StrataStore.Batch.self) { parameters, context, _ in
+            let writer = try Writer(context, author: parameters.author)
             let hosted = try await registry.store(named: parameters.store)
-            return StrataStore.Batch.Reply(results: try await Self.batch(parameters.operations, on: hosted, maxOperations: limits.maxBatchOperations))
+            return StrataStore.Batch.Reply(results: try await Self.batch(parameters.operations, on: hosted, maxOperations: limits.maxBatchOperations, writer: writer))
+        }
+        table.on(StrataStore.History.self) { parameters, _, _ in
+            try await Self.history(parameters, on: try await registry.store(named: parameters.store))
+        }
+        table.on(StrataStore.Observe.self) { parameters, context, replies in
+            try await Self.observe(parameters, on: try await registry.store(named: parameters.store), context: context, replies: replies,
+                                   queueLimit: limits.maxObserverQueue)
         }
         self.table = table
     }
@@ -75,6 +86,7 @@ public struct StoreInterface: VarlinkInterface {
         case let error as ObjectContextError: return objectError(error, index: nil)
         case let error as FetchPredicateError:
             return .invalidPredicate(.init(format: error.format, position: error.position, reason: error.description))
+        case let error as HistoryError: return historyFailure(error, store: store)
         default: return nil
         }
     }
@@ -87,10 +99,14 @@ public struct StoreInterface: VarlinkInterface {
 
     /// Runs `body` with a fresh context on the store's threads (rolled back when it throws),
     /// translating what the store throws.
-    private static func run<T: Sendable>(_ hosted: HostedStore, _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
+    static func run<T: Sendable>(_ hosted: HostedStore, writer: Writer? = nil, _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
         do {
             return try await hosted.perform { store in
                 let context = ObjectContext(store: store)
+                if let writer {
+                    context.transactionUser = writer.user
+                    context.transactionAuthor = writer.author
+                }
                 do {
                     return try body(context)
                 } catch {
@@ -118,8 +134,8 @@ public struct StoreInterface: VarlinkInterface {
     }
 
     /// Applies one operation and saves; the object as saved (`{}` for a delete).
-    private static func save(_ operation: ObjectOperation, on hosted: HostedStore) async throws -> JSONValue {
-        try await run(hosted) { context in
+    private static func save(_ operation: ObjectOperation, on hosted: HostedStore, writer: Writer) async throws -> JSONValue {
+        try await run(hosted, writer: writer) { context in
             let object = try operation.apply(in: context, index: nil)
             try context.save()
             return object.map { JSONValue(foundation: $0.jsonObject(style: .display)) } ?? .object([:])
@@ -127,7 +143,7 @@ public struct StoreInterface: VarlinkInterface {
     }
 
     /// Applies every operation in one transaction: all or none.
-    private static func batch(_ list: [StrataStore.Operation], on hosted: HostedStore, maxOperations: Int) async throws -> [JSONValue] {
+    private static func batch(_ list: [StrataStore.Operation], on hosted: HostedStore, maxOperations: Int, writer: Writer) async throws -> [JSONValue] {
         guard list.count <= maxOperations else {
             throw VarlinkError.limitExceeded("max_batch_operations", maximum: maxOperations, parameter: "operations", reason:
                 "a batch holds at most \(maxOperations) operations (limits.max_batch_operations), this one \(list.count); split it")
@@ -135,7 +151,7 @@ public struct StoreInterface: VarlinkInterface {
         let operations = try list.enumerated().map { index, operation in
             try ObjectOperation(operation.op, entity: operation.entity, id: operation.id, values: operation.values, index: index)
         }
-        return try await run(hosted) { context in
+        return try await run(hosted, writer: writer) { context in
             let objects = try operations.enumerated().map { index, operation in try operation.apply(in: context, index: index) }
             try context.save()
             // After the save, primary keys are permanent: render the objects now.

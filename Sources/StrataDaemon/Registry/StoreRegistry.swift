@@ -185,7 +185,7 @@ public actor StoreRegistry {
             migration.backup = Self.backupURL(for: url)
         }
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
-                                   migration: migration, logger: logger)
+                                   migration: migration, logger: logger, recordsHistory: configuration.history.record)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             // The metadata read above is not read again (unless a staged migration changed it).

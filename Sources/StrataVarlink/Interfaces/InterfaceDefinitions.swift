@@ -212,17 +212,51 @@ enum InterfaceDefinitions {
 
         method Count(store: string, entity: string, predicate: ?string, arguments: ?[]object) -> (count: int)
 
-        # Inserts an object and returns it with its primary key.
-        method Insert(store: string, entity: string, values: object) -> (object: object)
+        # Inserts an object and returns it with its primary key. author (here and in
+        # Update, Delete, Batch) is recorded in the change history beside the peer's user.
+        method Insert(store: string, entity: string, values: object, author: ?string) -> (object: object)
 
         # Changes attributes of the object with primary key id.
-        method Update(store: string, entity: string, id: int, values: object) -> (object: object)
+        method Update(store: string, entity: string, id: int, values: object, author: ?string) -> (object: object)
 
-        method Delete(store: string, entity: string, id: int) -> (deleted: bool)
+        method Delete(store: string, entity: string, id: int, author: ?string) -> (deleted: bool)
 
         # Runs the operations in one transaction: all or none. results[i] is the object
         # inserted or updated by operations[i] (empty for a delete).
-        method Batch(store: string, operations: []Operation) -> (results: []object)
+        method Batch(store: string, operations: []Operation, author: ?string) -> (results: []object)
+
+        # One object changed by a history transaction. kind: "insert", "update" or
+        # "delete"; properties: what an update changed; tombstone: a deleted object's
+        # preserveAfterDeletion attributes.
+        type Change (
+          entity: string,
+          id: int,
+          kind: string,
+          properties: []string,
+          tombstone: ?object
+        )
+
+        # One committed transaction of the change history. kind: "objects", or "gap"
+        # when another process wrote the store without history (refetch what you cache).
+        # time: ISO 8601; user: the writer's user; author: the name it gave.
+        type Transaction (
+          token: int,
+          time: string,
+          kind: string,
+          user: ?string,
+          author: ?string,
+          changes: []Change
+        )
+
+        # The transactions after token since (0: from the oldest kept), oldest first,
+        # at most limit (1 to 10000). Continue from next until it equals latest.
+        method History(store: string, since: int, entities: ?[]string, limit: int) -> (transactions: []Transaction, next: int, latest: int)
+
+        # Streams with "more": a first reply without transaction (token: where the
+        # observation starts), then each transaction after since (default: from now
+        # on), as they commit. entities and predicate filter changes; a predicate needs
+        # exactly one entity and applies to the objects as they are now (deletes pass).
+        method Observe(store: string, entities: ?[]string, predicate: ?string, since: ?int) -> (transaction: ?Transaction, token: int)
 
         error NoSuchStore (store: string, known: []string, reason: string)
         error StoreUnavailable (store: string, reason: string)
@@ -230,6 +264,9 @@ enum InterfaceDefinitions {
         error InvalidPredicate (format: string, position: ?int, reason: string)
         error ObjectError (code: string, entity: ?string, property: ?string, reason: string, operation: ?int)
         error ObjectNotFound (entity: string, id: int, operation: ?int)
+        error HistoryExpired (store: string, since: int, purgedThrough: int, latest: int, reason: string)
+        error InvalidHistoryToken (store: string, token: int, latest: int, reason: string)
+        error ObserverOverflow (store: string, limit: int, token: int, reason: string)
         """#
 
 }

@@ -125,6 +125,78 @@ extension StrataStore {
         public var reason: String { "no \(entity) with id \(id)" + (operation.map { " (operation \($0))" } ?? "") }
     }
 
+    /// `io.strata.Store.HistoryExpired`: transactions after `since` were purged (history
+    /// retention); refetch what you follow, then continue from `latest`.
+    public struct HistoryExpired: VarlinkErrorParameters {
+        /// The error's name on the wire.
+        public static let errorName = "HistoryExpired"
+        /// The store's name (as configured).
+        public var store: String
+        /// The token asked for.
+        public var since: Int64
+        /// Everything up to this token was purged.
+        public var purgedThrough: Int64
+        /// The store's latest token.
+        public var latest: Int64
+        /// Why, in words, and what to do.
+        public var reason: String
+
+        /// Memberwise initializer.
+        public init(store: String, since: Int64, purgedThrough: Int64, latest: Int64, reason: String) {
+            self.store = store
+            self.since = since
+            self.purgedThrough = purgedThrough
+            self.latest = latest
+            self.reason = reason
+        }
+    }
+
+    /// `io.strata.Store.InvalidHistoryToken`: a token that is negative or newer than the
+    /// store's latest (from another store, or a store that was replaced).
+    public struct InvalidHistoryToken: VarlinkErrorParameters {
+        /// The error's name on the wire.
+        public static let errorName = "InvalidHistoryToken"
+        /// The store's name (as configured).
+        public var store: String
+        /// The token given.
+        public var token: Int64
+        /// The store's latest token.
+        public var latest: Int64
+        /// Why, in words, and what to do.
+        public var reason: String
+
+        /// Memberwise initializer.
+        public init(store: String, token: Int64, latest: Int64, reason: String) {
+            self.store = store
+            self.token = token
+            self.latest = latest
+            self.reason = reason
+        }
+    }
+
+    /// `io.strata.Store.ObserverOverflow`: an observer fell more than `limit` transactions
+    /// behind; the daemon closes the connection. Resume with `Observe` or `History` from `token`.
+    public struct ObserverOverflow: VarlinkErrorParameters {
+        /// The error's name on the wire.
+        public static let errorName = "ObserverOverflow"
+        /// The store's name (as configured).
+        public var store: String
+        /// The per-connection limit (transactions not yet delivered).
+        public var limit: Int
+        /// The last token delivered: resume from it.
+        public var token: Int64
+        /// Why, in words, and what to do.
+        public var reason: String
+
+        /// Memberwise initializer.
+        public init(store: String, limit: Int, token: Int64, reason: String) {
+            self.store = store
+            self.limit = limit
+            self.token = token
+            self.reason = reason
+        }
+    }
+
     /// An error of io.strata.Store, typed: what the daemon throws and what a client decodes
     /// (``init(_:)``) from a ``VarlinkError``.
     public enum Failure: VarlinkErrorConvertible, Hashable, CustomStringConvertible {
@@ -134,6 +206,9 @@ extension StrataStore {
         case invalidPredicate(InvalidPredicate)
         case objectError(ObjectError)
         case objectNotFound(ObjectNotFound)
+        case historyExpired(HistoryExpired)
+        case invalidHistoryToken(InvalidHistoryToken)
+        case observerOverflow(ObserverOverflow)
 
         /// The error as it goes on the wire.
         public var varlinkError: VarlinkError {
@@ -144,6 +219,9 @@ extension StrataStore {
             case .invalidPredicate(let parameters): StrataStore.varlinkError(parameters)
             case .objectError(let parameters): StrataStore.varlinkError(parameters)
             case .objectNotFound(let parameters): StrataStore.varlinkError(parameters)
+            case .historyExpired(let parameters): StrataStore.varlinkError(parameters)
+            case .invalidHistoryToken(let parameters): StrataStore.varlinkError(parameters)
+            case .observerOverflow(let parameters): StrataStore.varlinkError(parameters)
             }
         }
 
@@ -155,6 +233,9 @@ extension StrataStore {
             else if let parameters = StrataStore.parameters(InvalidPredicate.self, of: error) { self = .invalidPredicate(parameters) }
             else if let parameters = StrataStore.parameters(ObjectError.self, of: error) { self = .objectError(parameters) }
             else if let parameters = StrataStore.parameters(ObjectNotFound.self, of: error) { self = .objectNotFound(parameters) }
+            else if let parameters = StrataStore.parameters(HistoryExpired.self, of: error) { self = .historyExpired(parameters) }
+            else if let parameters = StrataStore.parameters(InvalidHistoryToken.self, of: error) { self = .invalidHistoryToken(parameters) }
+            else if let parameters = StrataStore.parameters(ObserverOverflow.self, of: error) { self = .observerOverflow(parameters) }
             else { return nil }
         }
 

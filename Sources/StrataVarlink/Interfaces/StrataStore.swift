@@ -17,12 +17,13 @@ public enum StrataStore: VarlinkInterfaceDefinition {
 
     /// The interface's methods.
     public static let methods: [any VarlinkMethod.Type] = [
-        Fetch.self, Count.self, Insert.self, Update.self, Delete.self, Batch.self,
+        Fetch.self, Count.self, Insert.self, Update.self, Delete.self, Batch.self, History.self, Observe.self,
     ]
 
     /// The interface's errors.
     public static let errors: [any VarlinkErrorParameters.Type] = [
         NoSuchStore.self, StoreUnavailable.self, StoreFailure.self, InvalidPredicate.self, ObjectError.self, ObjectNotFound.self,
+        HistoryExpired.self, InvalidHistoryToken.self, ObserverOverflow.self,
     ]
 
     // MARK: - Types
@@ -152,12 +153,15 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             public var entity: String
             /// The values, by property name.
             public var values: JSONValue
+            /// The name recorded as the change's author in the history (beside the peer's user).
+            public var author: String?
 
             /// Memberwise initializer.
-            public init(store: String, entity: String, values: JSONValue) {
+            public init(store: String, entity: String, values: JSONValue, author: String? = nil) {
                 self.store = store
                 self.entity = entity
                 self.values = values
+                self.author = author
             }
         }
 
@@ -182,13 +186,16 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             public var id: Int64
             /// The values, by property name.
             public var values: JSONValue
+            /// The name recorded as the change's author in the history (beside the peer's user).
+            public var author: String?
 
             /// Memberwise initializer.
-            public init(store: String, entity: String, id: Int64, values: JSONValue) {
+            public init(store: String, entity: String, id: Int64, values: JSONValue, author: String? = nil) {
                 self.store = store
                 self.entity = entity
                 self.id = id
                 self.values = values
+                self.author = author
             }
         }
 
@@ -219,12 +226,15 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             public var entity: String
             /// The new object's id.
             public var id: Int64
+            /// The name recorded as the change's author in the history (beside the peer's user).
+            public var author: String?
 
             /// Memberwise initializer.
-            public init(store: String, entity: String, id: Int64) {
+            public init(store: String, entity: String, id: Int64, author: String? = nil) {
                 self.store = store
                 self.entity = entity
                 self.id = id
+                self.author = author
             }
         }
 
@@ -251,11 +261,14 @@ public enum StrataStore: VarlinkInterfaceDefinition {
             public var store: String
             /// The operations.
             public var operations: [Operation]
+            /// The name recorded as the changes' author in the history (beside the peer's user).
+            public var author: String?
 
             /// Memberwise initializer.
-            public init(store: String, operations: [Operation]) {
+            public init(store: String, operations: [Operation], author: String? = nil) {
                 self.store = store
                 self.operations = operations
+                self.author = author
             }
         }
 

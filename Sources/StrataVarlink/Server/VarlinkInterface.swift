@@ -29,12 +29,16 @@ public struct VarlinkCallContext: Sendable {
     public var peer: PeerIdentity?
     /// Where it logs.
     public var logger: Logger
+    /// Closes the connection the call came in on (a no-op outside one): for a streaming call
+    /// whose client stopped reading (`ObserverOverflow`).
+    public var closeConnection: @Sendable () -> Void
 
     /// A context outside a connection (the fuzz targets and in-process callers).
-    public init(socket: String, peer: PeerIdentity? = nil, logger: Logger) {
+    public init(socket: String, peer: PeerIdentity? = nil, logger: Logger, closeConnection: @escaping @Sendable () -> Void = {}) {
         self.socket = socket
         self.peer = peer
         self.logger = logger
+        self.closeConnection = closeConnection
     }
 }
 

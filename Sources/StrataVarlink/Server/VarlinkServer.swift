@@ -314,7 +314,9 @@ public final class VarlinkServer: Sendable {
     }
 
     private func handle(_ connection: AcceptedConnection) async {
-        let context = VarlinkCallContext(socket: configuration.name, peer: connection.peer, logger: logger)
+        let closing = connection.channel.channel
+        let context = VarlinkCallContext(socket: configuration.name, peer: connection.peer, logger: logger,
+                                         closeConnection: { closing.close(promise: nil) })
         let peer = connection.peer.map(\.description) ?? "?"
         let maxDepth = configuration.limits.maxJSONDepth
         do {

@@ -10,7 +10,7 @@ import GRDB
 /// entity removed while its index awaits its build — the ledger is always "what differs from
 /// a fresh store", never a stale list of steps.
 enum SchemaReconciler {
-    static let metadataTables: Set<String> = [MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table]
+    static let metadataTables: Set<String> = Set([MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table] + HistorySchema.tables)
 
     struct Task {
         var operation: MigrationOperation

@@ -5,7 +5,8 @@ import GRDB
 ///
 /// One entry per table, index and trigger of `sqlite_master`, as `"<type> <name> ON <table>: <sql>"`
 /// with runs of whitespace collapsed to one space and no space inside parentheses, sorted.
-/// Strata's own metadata tables (`_strata_metadata`, `_strata_history`, `_strata_deferred`) and
+/// Strata's own metadata tables (`_strata_metadata`, `_strata_history`, `_strata_deferred`, the
+/// change history's `_strata_transactions`, `_strata_object_changes`, `_strata_change_names`) and
 /// SQLite's internal objects (`sqlite_*`, including automatic indexes, which have no SQL) are
 /// left out. Leftovers of unfinished cleanup (`_strata_dropped_*`, `_strata_rewrite_*`, …) are
 /// kept, so that a store with pending work never looks identical to a fresh one.
@@ -22,7 +23,8 @@ public enum SchemaSnapshot {
             SELECT type, name, tbl_name, sql FROM sqlite_master
             WHERE type IN ('table', 'index', 'trigger') AND sql IS NOT NULL
               AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-              AND tbl_name NOT IN ('_strata_metadata', '_strata_history', '_strata_deferred')
+              AND tbl_name NOT IN ('_strata_metadata', '_strata_history', '_strata_deferred',
+                                   '_strata_transactions', '_strata_object_changes', '_strata_change_names')
             """)
         return rows.map { row -> String in
             let type: String = row["type"]

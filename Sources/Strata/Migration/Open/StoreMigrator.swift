@@ -125,6 +125,7 @@ enum StoreMigrator {
                 try operation.execute(in: db)
             }
             try beforeCommit?(db)
+            try HistoryRenames.apply(from: metadata.model, to: model, in: db)
             try rewriteLedger(for: model, plan: plan, in: db)
             try MetadataSchema.writeModel(model, in: db)
             let pending = try DeferredLedger.pendingTasks(in: db).count

@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+
+extension ObjectContext {
+    /// The name of the process's user (`getpwuid`), or its uid when it has no name.
+    static let processUser: String = {
+        let uid = getuid()
+        if let entry = getpwuid(uid), let name = entry.pointee.pw_name { return String(cString: name) }
+        return String(uid)
+    }()
+
+    /// Hands the save's changes to the change history, inside the save's transaction (the
+    /// one place `save()` touches history). Contexts of a migration stage record nothing: a
+    /// migration is not an object change.
+    func recordHistory(deleted: [ManagedObject], inserted: [ManagedObject], updated: [ManagedObject], in db: Database) throws {
+        guard let store = backingStore, store.options.recordsHistory else { return }
+        var changes: [PendingHistoryChange] = []
+        changes.reserveCapacity(deleted.count + inserted.count + updated.count)
+        for object in deleted {
+            var change = PendingHistoryChange(entity: object.entity.name, primaryKey: object.objectID.primaryKey, kind: .delete)
+            for (slot, column) in object.layout.slots.enumerated() where column.attribute.preservesValueInHistoryOnDeletion {
+                change.tombstone[column.keyPath] = object.committedValues[slot]
+            }
+            changes.append(change)
+        }
+        for object in inserted {
+            changes.append(PendingHistoryChange(entity: object.entity.name, primaryKey: object.pendingKey ?? object.objectID.primaryKey, kind: .insert))
+        }
+        for object in updated {
+            var names = Set(object.changedSlots.map { slot in
+                let keyPath = object.layout.slots[slot].keyPath
+                return keyPath.firstIndex(of: ".").map { String(keyPath[..<$0]) } ?? keyPath
+            })
+            for key in object.changedKeys where object.layout.relationships[key] != nil { names.insert(key) }
+            names.formUnion(object.changedJoinRelationships)
+            changes.append(PendingHistoryChange(entity: object.entity.name, primaryKey: object.objectID.primaryKey, kind: .update, properties: names.sorted()))
+        }
+        try HistoryRecorder.record(changes, user: transactionUser, author: transactionAuthor, store: store, in: db)
+    }
+}
