@@ -24,6 +24,9 @@ public struct StoreOptions: Sendable {
     /// of a store are read through the library or the daemon, which check access; a mode that
     /// lets other users read the file lets them bypass those checks with `sqlite3`.
     public var fileMode: mode_t
+    /// Who checkpoints the store's WAL: Strata (``WALCheckpointing/strata``, the default) or a
+    /// replicator such as Litestream (``WALCheckpointing/external``); see docs/Fleet.md.
+    public var walCheckpointing: WALCheckpointing
 
     /// `0600`: read and write for the owner only.
     public static let defaultFileMode: mode_t = 0o600
@@ -35,9 +38,10 @@ public struct StoreOptions: Sendable {
     public init(
         createIfMissing: Bool = true, readOnly: Bool = false, busyTimeout: TimeInterval = 5,
         migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store"),
-        fileMode: mode_t = StoreOptions.defaultFileMode
+        fileMode: mode_t = StoreOptions.defaultFileMode, walCheckpointing: WALCheckpointing = .strata
     ) {
         self.fileMode = fileMode
+        self.walCheckpointing = walCheckpointing
         self.createIfMissing = createIfMissing
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout

@@ -68,11 +68,14 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// whose custom stages the migration at open runs where a hop of the version graph needs
     /// one; `stages`, none by default.
     public var stagesFile: String?
+    /// Replication by Litestream (`replication:`); nil when the store is not replicated.
+    public var replication: ReplicationConfiguration?
 
     /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
                 backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false,
-                stagesFile: String? = nil) {
+                stagesFile: String? = nil, replication: ReplicationConfiguration? = nil) {
+        self.replication = replication
         self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.stagesFile = stagesFile
         self.name = name

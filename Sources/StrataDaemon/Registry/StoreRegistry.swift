@@ -182,8 +182,9 @@ public actor StoreRegistry {
             // task, before any cleanup destroys anything (MigrationOptions.backup).
             migration.backup = Self.backupURL(for: url)
         }
+        // A replicated store's checkpoints belong to Litestream (docs/Fleet.md).
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
-                                   migration: migration, logger: logger)
+                                   migration: migration, logger: logger, walCheckpointing: configuration.replication == nil ? .strata : .external)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             let store = try PersistentStore.open(at: url, model: model, options: options)
