@@ -49,7 +49,7 @@ struct ReplicationRestoreTests {
         scheduler:
           enabled: false
           batch_budget: 5ms
-          pause_between_batches: 60ms
+          pause_between_batches: 100ms
         log_level: info
 
         """
@@ -58,12 +58,12 @@ struct ReplicationRestoreTests {
     @Test func fiveRestoresOfAFinishingRunEachOpenAndFinish() async throws {
         let sandbox = try DaemonSandbox()
         defer { sandbox.remove() }
-        let models = try LoadModel.write(in: sandbox.directory.path)
+        let models = try RestoreModel.write(in: sandbox.directory.path)
         let path = sandbox.path("load.sqlite")
         let replica = sandbox.path("replica")
         let restores = sandbox.path("restores")
         try FileManager.default.createDirectory(atPath: restores, withIntermediateDirectories: true)
-        try LoadModel.seed(at: path, models: models, rows: Self.rows)
+        try RestoreModel.seed(at: path, models: models, rows: Self.rows)
         try Self.config(sandbox, store: path, models: models, replica: replica).write(toFile: sandbox.configPath, atomically: true, encoding: .utf8)
         // The units' order: Litestream first, then stratad (its migration at open is replicated).
         let litestream = try Litestream(config: sandbox.path("litestream.yml"), databases: [(path, replica)])
@@ -112,12 +112,14 @@ struct ReplicationRestoreTests {
         // Finishing, restores taken from inside the progress stream: during the rewrite (a
         // third done), the index build and the disposal of the old table.
         let points = Mutex<Set<String>>([])
+        let summaries = Mutex<Set<String>>([])
         let admin = sandbox.adminSocket
         let final = try await VarlinkClient.withConnection(to: admin) { client in
             try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true)) { reply in
                 guard let step = reply.progress else { return }
+                summaries.withLock { _ = $0.insert(step.summary) }
                 let point: String? = if step.summary.hasPrefix("rewrite table"), step.rowsDone * 3 >= step.rowsTotal { "rewrite" }
-                    else if step.summary.hasPrefix("build index") { "index" }
+                    else if step.summary.contains("index Tag_byWeight"), !step.summary.hasPrefix("drop") { "index" }
                     else if step.summary.hasPrefix("drop table") { "disposal" }
                     else { nil }
                 guard let point, points.withLock({ $0.insert(point).inserted }) else { return }
@@ -132,7 +134,7 @@ struct ReplicationRestoreTests {
         await daemon.stop()
         litestream.kill()
         taken = takenLock.withLock { $0 }
-        #expect(taken.map(\.point).sorted() == ["after", "before", "disposal", "index", "rewrite"], "\(taken.map(\.point))\n\(daemon.log)")
+        #expect(taken.map(\.point).sorted() == ["after", "before", "disposal", "index", "rewrite"], "\(taken.map(\.point)); tasks seen: \(summaries.withLock { $0 })")
 
         let fresh = try Self.freshSchema(models: models, in: sandbox.path("fresh.sqlite"))
         for restore in taken {
@@ -157,6 +159,13 @@ struct ReplicationRestoreTests {
         #expect(missing.isEmpty, "restore at \(restore.point): \(missing.count) of \(restore.expected.count) acknowledged writes missing")
         #expect(try StoreFile.int(restore.path, "SELECT count(*) FROM Item WHERE _pk <= \(Self.rows)") == Self.rows, "\(restore.point)")
 
+        // Mid-run copies carry the ledger with its progress; the copy after finishing, none.
+        let pending = try StoreFile.int(restore.path, "SELECT count(*) FROM _strata_deferred WHERE state != 'done'") ?? -1
+        #expect(restore.point == "after" ? pending == 0 : pending > 0, "restore at \(restore.point): \(pending) ledger entries")
+        // (A copy is the replica's state, up to the interval older than the moment it was
+        // taken: the phase it resumes in is printed below.)
+        let kinds = try StoreFile.strings(restore.path, "SELECT kind || ' ' || state || ' ' || coalesce(progress, '') FROM _strata_deferred WHERE state != 'done' ORDER BY id")
+
         let host = try DaemonSandbox()
         defer { host.remove() }
         try Self.config(host, store: restore.path, models: models, replica: nil).write(toFile: host.configPath, atomically: true, encoding: .utf8)
@@ -171,6 +180,38 @@ struct ReplicationRestoreTests {
         #expect(try StoreFile.string(restore.path, "PRAGMA integrity_check") == "ok", "\(restore.point)")
         #expect(try StoreFile.int(restore.path, "SELECT count(*) FROM _strata_deferred") == 0, "\(restore.point)")
         #expect(try StoreFile.schema(restore.path) == fresh, "restore at \(restore.point): the finished schema differs from a fresh store's")
-        print("restore at \(restore.point): \(restore.expected.count) acknowledged writes checked, \(names.count) client rows, finished on its own host")
+        print("restore at \(restore.point): \(restore.expected.count) acknowledged writes checked, \(names.count) client rows, ledger \(kinds), finished on its own host")
+    }
+}
+
+/// ``LoadModel`` with a second entity, so that the finishing has an index build of its own
+/// (Item's rewrite builds Item's index as part of the copy): Load 2 drops `Item.legacyNote`
+/// (a rewrite, then the disposal of the old rows) and indexes `Tag.weight` (an index build).
+enum RestoreModel {
+    static let tag = """
+          - name: Tag
+            attributes:
+              - {name: label, type: string}
+              - {name: weight, type: int64}
+
+        """
+
+    static func write(in directory: String) throws -> String {
+        let models = try LoadModel.write(in: directory)
+        try (LoadModel.v1 + "\n" + tag).write(toFile: models + "/Load 1.yaml", atomically: true, encoding: .utf8)
+        let indexed = tag + "    indexes:\n      - name: byWeight\n        elements: [weight]\n"
+        try (LoadModel.v2 + "\n" + indexed).write(toFile: models + "/Load 2.yaml", atomically: true, encoding: .utf8)
+        return models
+    }
+
+    /// A Load 1 store with `rows` items and as many tags.
+    static func seed(at path: String, models: String, rows: Int) throws {
+        try LoadModel.seed(at: path, models: models, rows: rows)
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        try queue.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO Tag(_pk, label, weight) VALUES (?, ?, ?)")
+            for i in 1...rows { try statement.execute(arguments: [i, "tag \(i)", i % 5000]) }
+        }
     }
 }
