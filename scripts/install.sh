@@ -38,8 +38,8 @@ FISHCOMPDIR=${FISHCOMPDIR:-$PREFIX/share/fish/vendor_completions.d}
 KEEP_CONFIG=${KEEP_CONFIG:-1}
 CONFIG_FILE=$SYSCONFDIR/strata/stratad.yaml
 
-units=(stratad.service stratad.socket stratad-data.socket strata-maintenance.service strata-maintenance.timer)
-docs=(Daemon.md Security.md Scheduler.md CLI.md Deferral.md Migration.md StagedMigration.md ModelFiles.md Predicates.md Storage.md Limits.md)
+units=(stratad.service stratad.socket stratad-data.socket strata-maintenance.service strata-maintenance.timer strata-litestream.service)
+docs=(Daemon.md Security.md Scheduler.md CLI.md Deferral.md Migration.md StagedMigration.md ModelFiles.md Predicates.md Storage.md Limits.md Fleet.md)
 
 # The files this installs (without DESTDIR), except the configuration file.
 files() {
@@ -58,6 +58,7 @@ files() {
   echo "$FISHCOMPDIR/stratactl.fish"
   echo "$FISHCOMPDIR/stratad.fish"
   for doc in "${docs[@]}"; do echo "$DOCDIR/$doc"; done
+  echo "$DOCDIR/litestream.yml.example"
   for model in config/models/Aircraft/*; do echo "$DATADIR/models/Aircraft/${model##*/}"; done
   echo "$DATADIR/stages/Aircraft.yaml"
 }
@@ -100,6 +101,7 @@ install_all() {
     chmod 0644 "$d$BASHCOMPDIR/$binary" "$d$ZSHCOMPDIR/_$binary" "$d$FISHCOMPDIR/$binary.fish"
   done
   for doc in "${docs[@]}"; do install -m 0644 "docs/$doc" "$d$DOCDIR/$doc"; done
+  install -m 0644 packaging/litestream.yml.example "$d$DOCDIR/litestream.yml.example"
   install -m 0644 config/models/Aircraft/* "$d$DATADIR/models/Aircraft/"
   install -D -m 0644 Examples/StagedMigration/Aircraft/stages.yaml "$d$DATADIR/stages/Aircraft.yaml"
   # The configuration: never overwrite one that is there (an operator's edits).

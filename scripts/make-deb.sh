@@ -64,6 +64,7 @@ Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $size
 Depends: $depends, systemd (>= 247)
+Suggests: litestream
 Section: database
 Priority: optional
 Description: object persistence and schema evolution over SQLite, with a daemon

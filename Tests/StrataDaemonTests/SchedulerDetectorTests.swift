@@ -139,7 +139,7 @@ import Testing
 
     @Test func settingsRoundTripAndRefuseNonsense() throws {
         var settings = SchedulerSettings()
-        #expect(settings.value(of: "signals") == "requests,transactions,cpu,io,cgroup,load")
+        #expect(settings.value(of: "signals") == "requests,transactions,cpu,io,cgroup,load,replication")
         try settings.set("signals", to: "io, logind")
         #expect(settings.value(of: "signals") == "io,logind")
         try settings.set("signals", to: "")

@@ -132,7 +132,9 @@ extension PersistentStore {
             throw StoreError(.readOnly, path: path, "the store or its directory is not writable; fix the permissions or open it with readOnly")
         }
         do {
-            let pool = try DatabasePool(path: sqlitePath(path, readOnly: options.readOnly), configuration: connectionConfiguration(readOnly: options.readOnly, busyTimeout: options.busyTimeout))
+            let pool = try DatabasePool(path: sqlitePath(path, readOnly: options.readOnly),
+                                        configuration: connectionConfiguration(readOnly: options.readOnly, busyTimeout: options.busyTimeout,
+                                                                               checkpointing: options.walCheckpointing))
             let store = PersistentStore(url: url, model: model, options: options, identifier: current.storeIdentifier, database: pool)
             if !options.readOnly { try HistoryRecorder.start(store) }
             store.logger.debug("opened store", metadata: ["strata.version": "\(model.version)"])

@@ -89,7 +89,7 @@ public final class PersistentStore: Sendable {
     }
 
     /// The configuration every Strata connection uses.
-    static func connectionConfiguration(readOnly: Bool, busyTimeout: TimeInterval) -> Configuration {
+    static func connectionConfiguration(readOnly: Bool, busyTimeout: TimeInterval, checkpointing: WALCheckpointing = .strata) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.foreignKeysEnabled = true
@@ -98,6 +98,8 @@ public final class PersistentStore: Sendable {
         configuration.label = "strata"
         configuration.prepareDatabase { db in
             StoreConnection.prepare(db)
+            // A replicator checkpoints (WALCheckpointing.external): no automatic checkpoint.
+            if checkpointing == .external, !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
         }
         return configuration
     }
@@ -124,8 +126,15 @@ public final class PersistentStore: Sendable {
         }
     }
 
-    /// Checkpoints the WAL into the main file (`TRUNCATE` mode by default).
+    /// Checkpoints the WAL into the main file (`TRUNCATE` mode by default). A store whose
+    /// checkpoints belong to a replicator (``WALCheckpointing/external``) runs a `PASSIVE`
+    /// checkpoint whatever `kind` asks: it stops at the replicator's read mark.
     public func checkpoint(_ kind: Database.CheckpointMode = .truncate) throws(StoreError) {
+        var kind = kind
+        if options.walCheckpointing == .external, kind != .passive {
+            logger.notice("the store's checkpoints belong to its replicator: running a PASSIVE checkpoint instead", metadata: ["strata.requested": "\(kind)"])
+            kind = .passive
+        }
         do {
             try database.writeWithoutTransaction { db in _ = try db.checkpoint(kind) }
         } catch {

@@ -27,6 +27,9 @@ public struct StoreOptions: Sendable {
     /// Whether saves record change history (``PersistentStore/history(since:entities:limit:)``,
     /// docs/History.md) in the same transaction as their changes. Default on.
     public var recordsHistory: Bool
+    /// Who checkpoints the store's WAL: Strata (``WALCheckpointing/strata``, the default) or a
+    /// replicator such as Litestream (``WALCheckpointing/external``); see docs/Fleet.md.
+    public var walCheckpointing: WALCheckpointing
 
     /// `0600`: read and write for the owner only.
     public static let defaultFileMode: mode_t = 0o600
@@ -38,10 +41,12 @@ public struct StoreOptions: Sendable {
     public init(
         createIfMissing: Bool = true, readOnly: Bool = false, busyTimeout: TimeInterval = 5,
         migration: MigrationOptions? = nil, logger: Logger = Logger(label: "io.strata.store"),
-        fileMode: mode_t = StoreOptions.defaultFileMode, recordsHistory: Bool = true
+        fileMode: mode_t = StoreOptions.defaultFileMode, recordsHistory: Bool = true,
+        walCheckpointing: WALCheckpointing = .strata
     ) {
         self.fileMode = fileMode
         self.recordsHistory = recordsHistory
+        self.walCheckpointing = walCheckpointing
         self.createIfMissing = createIfMissing
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout

@@ -76,7 +76,7 @@ struct ConfigurationReader {
 
     private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
         let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout",
-                                                        "allow_dropping_all_entities", "stages", "history"])
+                                                        "allow_dropping_all_entities", "stages", "history", "replication"])
         func required(_ name: String) throws(ConfigurationError) -> String {
             guard let value = map[name] else {
                 throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
@@ -103,6 +103,7 @@ struct ConfigurationReader {
             store.stagesFile = text
         }
         if let value = map["history"] { store.history = try history(value, key: "\(key).history") }
+        if let value = map["replication"] { store.replication = try replication(value, key: "\(key).replication") }
         return store
     }
 
@@ -115,6 +116,33 @@ struct ConfigurationReader {
             history.maxTransactions = try count(value, key: "\(key).max_transactions", range: HistoryRetention.maxTransactionsRange)
         }
         return history
+    }
+
+    /// `stores[].replication`: a mapping (`replica`, `max_lag`), possibly empty, or `true`.
+    private func replication(_ node: Node, key: String) throws(ConfigurationError) -> ReplicationConfiguration? {
+        if case .scalar = node {
+            return try bool(node, key: key) ? ReplicationConfiguration() : nil
+        }
+        if case .mapping(let mapping) = node, mapping.isEmpty { return ReplicationConfiguration() }
+        let map = try mapping(node, key: key, allowed: ["replica", "max_lag"])
+        var replication = ReplicationConfiguration()
+        if let value = map["replica"] {
+            var text = try scalar(value, key: "\(key).replica")
+            if text.hasPrefix("file://") { text.removeFirst("file://".count) }
+            guard text.hasPrefix("/") else {
+                throw ConfigurationError(.invalidValue, file: file, key: "\(key).replica", "'\(text)' is not an absolute directory or file:// URL; give the path of the store's file replica (the `url:` of its Litestream replica), or leave the key out to read Litestream's local copy", line: line(value))
+            }
+            replication.replica = text
+        }
+        if let value = map["max_lag"] {
+            let text = try scalar(value, key: "\(key).max_lag")
+            let range = ReplicationConfiguration.maxLagRange
+            guard let bytes = ByteSize.parse(text), range.contains(bytes) else {
+                throw ConfigurationError(.invalidValue, file: file, key: "\(key).max_lag", "'\(text)' is not a size between 64KiB and 16384MiB (e.g. 16MiB): the WAL bytes not yet on the replica before deferred work holds", line: line(value))
+            }
+            replication.maxLag = bytes
+        }
+        return replication
     }
 
     private func socket(_ node: Node, key: String, base: SocketConfiguration) throws(ConfigurationError) -> SocketConfiguration {

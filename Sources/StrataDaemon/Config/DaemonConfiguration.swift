@@ -70,11 +70,14 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var stagesFile: String?
     /// Change history: whether saves record it, and how long it is kept (`history`).
     public var history: HistoryRetention = HistoryRetention()
+    /// Replication by Litestream (`replication:`); nil when the store is not replicated.
+    public var replication: ReplicationConfiguration?
 
     /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
                 backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false,
-                stagesFile: String? = nil) {
+                stagesFile: String? = nil, replication: ReplicationConfiguration? = nil) {
+        self.replication = replication
         self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.stagesFile = stagesFile
         self.name = name

@@ -22,6 +22,8 @@ public final class HostedStore: Sendable {
     public let modelVersion: String?
     /// Requests and open transactions over a sliding window (a signal of the idle scheduler).
     public let load = StoreLoad()
+    /// How far the store's replica is behind (nil when the store is not replicated).
+    public let replicaProbe: ReplicaLagProbe?
     /// The store's own threads for blocking work (nil when it failed to open).
     let executor: StoreExecutor?
     /// Checks the schema again when another process changed it (nil: no check).
@@ -51,6 +53,7 @@ public final class HostedStore: Sendable {
         self.schemaWatch = schemaWatch
         self.shared = Mutex(Shared(state: state))
         self.executor = store == nil ? nil : StoreExecutor()
+        self.replicaProbe = configuration.replication.map { ReplicaLagProbe(store: configuration.name, storePath: configuration.path, configuration: $0) }
         self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
     }
 

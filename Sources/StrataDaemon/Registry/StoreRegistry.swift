@@ -184,8 +184,10 @@ public actor StoreRegistry {
             // task, before any cleanup destroys anything (MigrationOptions.backup).
             migration.backup = Self.backupURL(for: url)
         }
+        // A replicated store's checkpoints belong to Litestream (docs/Fleet.md).
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
-                                   migration: migration, logger: logger, recordsHistory: configuration.history.record)
+                                   migration: migration, logger: logger, recordsHistory: configuration.history.record,
+                                   walCheckpointing: configuration.replication == nil ? .strata : .external)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             // The metadata read above is not read again (unless a staged migration changed it).

@@ -108,6 +108,10 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private func sample(_ all: [HostedStore], at now: ContinuousClock.Instant) {
         let settings = detector.settings
         var readings = daemonReadings(all, at: now)
+        if settings.signals.contains(.replication) {
+            // Replicated stores: WAL bytes not yet on the replica (docs/Fleet.md).
+            readings += all.compactMap { $0.state == .ready ? $0.replicaProbe?.reading(now: .now, logger: logger) : nil }
+        }
         let (hostReadings, hostUnavailable) = host.read(settings)
         readings += hostReadings
         var unavailable = hostUnavailable

@@ -17,9 +17,12 @@ public enum SchedulerSignal: String, Sendable, Hashable, CaseIterable {
     case load
     /// logind's `IdleHint` over D-Bus: busy while a user session is active. Off by default.
     case logind
+    /// WAL bytes not yet on the replica of each store with `replication:` (its `max_lag`;
+    /// docs/Fleet.md). No reading for stores without replication.
+    case replication
 
     /// Every signal but logind's (which tracks user sessions, not load).
-    public static let defaults: Set<SchedulerSignal> = [.requests, .transactions, .cpu, .io, .cgroup, .load]
+    public static let defaults: Set<SchedulerSignal> = [.requests, .transactions, .cpu, .io, .cgroup, .load, .replication]
 }
 
 /// One reading of one signal: its value against its threshold.
@@ -60,6 +63,9 @@ public struct SignalReading: Sendable, Hashable {
     public var summary: String {
         if signal == .logind {
             return isBusy ? "logind IdleHint is false (a user session is active)" : "logind IdleHint is true"
+        }
+        if signal == .replication, value >= ReplicaLagProbe.unknownValue {
+            return "\(label) unknown: \(note ?? "the replica's position cannot be read")"
         }
         let text = "\(label) \(Self.format(value))\(unit) \(isBusy ? ">" : "≤") \(Self.format(threshold))\(unit)"
         return note.map { "\(text) (\($0))" } ?? text

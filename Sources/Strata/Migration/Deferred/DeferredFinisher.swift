@@ -122,7 +122,8 @@ struct DeferredFinisher {
             session.synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
             try db.execute(sql: "PRAGMA cache_size = -65536")
         }
-        session.checkpointer = try? WALCheckpointer(store: store)
+        // A replicated store's checkpoints are its replicator's (WALCheckpointing.external).
+        if store.options.walCheckpointing == .strata { session.checkpointer = try? WALCheckpointer(store: store) }
         session.interrupter = BatchInterrupter(options.interruptRequested)
         removeStaleSortBuffers()
         return session

@@ -20,6 +20,11 @@ public struct FinishOptions: Sendable {
     /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
     /// scheduler's pause: its gate closed, or clients came back.)
     public var interruptRequested: @Sendable () -> Bool
+    /// Asked before each batch and during each cost delay: the pacing to use from then on
+    /// (nil: ``batchBudget`` and ``pauseBetweenBatches`` throughout). A setting changed while
+    /// the work runs (`stratactl set batch_budget=20ms`) applies at the next batch, and the
+    /// store's log says so with the new values. A pure, cheap check, like ``shouldContinue``.
+    public var livePacing: (@Sendable () -> FinishPacing)?
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,

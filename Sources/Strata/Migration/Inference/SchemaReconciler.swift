@@ -11,6 +11,13 @@ import GRDB
 /// a fresh store", never a stale list of steps.
 enum SchemaReconciler {
     static let metadataTables: Set<String> = Set([MetadataSchema.metadataTable, MetadataSchema.historyTable, DeferredLedger.table] + HistorySchema.tables)
+    /// Tables another process keeps in the store and that are not the model's to drop:
+    /// Litestream's `_litestream_seq` and `_litestream_lock` (a replicated store, docs/Fleet.md).
+    /// The reconciler, the schema check and schema snapshots leave them (and their indexes) out.
+    static let replicatorTablePrefix = "_litestream_"
+
+    /// Whether `name` is a table of a replicator (``replicatorTablePrefix``).
+    static func isReplicatorTable(_ name: String) -> Bool { name.hasPrefix(replicatorTablePrefix) }
 
     struct Task {
         var operation: MigrationOperation
@@ -24,7 +31,7 @@ enum SchemaReconciler {
         var result: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'") {
             let name: String = row["name"]
-            if metadataTables.contains(name) { continue }
+            if metadataTables.contains(name) || isReplicatorTable(name) { continue }
             result[name] = row["sql"]
         }
         return result
@@ -35,7 +42,7 @@ enum SchemaReconciler {
         var result: [String: (table: String, sql: String)] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
             let table: String = row["tbl_name"]
-            if metadataTables.contains(table) { continue }
+            if metadataTables.contains(table) || isReplicatorTable(table) { continue }
             result[row["name"]] = (table, row["sql"])
         }
         return result

