@@ -47,6 +47,9 @@ public final class ObjectContext {
     /// Objects deleted since the last save, in deletion order.
     var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
+    /// When set, every fetch, count and save of this context stops once it passes, throwing
+    /// ``StoreError`` with code ``StoreError/Code/callTimeout`` (see ``CallDeadline``).
+    public var deadline: CallDeadline?
     var entityInfos: [String: EntityInfo] = [:]
 
     /// The shared description of an entity (cached), or nil when the model has no such entity.
@@ -95,22 +98,24 @@ public final class ObjectContext {
     func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
         if isConnectionBound {
             guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
-            return try body(connection)
+            return try CallDeadline.enforce(deadline, path: storePath) { try body(connection) }
         }
-        return try store.database.read(body)
+        return try store.database.read { db in try CallDeadline.enforce(deadline, path: storePath) { try body(db) } }
     }
 
     /// Runs `body` in one transaction (or, when bound to a connection, in one savepoint).
     func writeDatabase(_ body: (Database) throws -> Void) throws {
         if isConnectionBound {
             guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
-            try connection.inSavepoint {
-                try body(connection)
-                return .commit
+            try CallDeadline.enforce(deadline, path: storePath) {
+                try connection.inSavepoint {
+                    try body(connection)
+                    return .commit
+                }
             }
             return
         }
-        try store.database.write(body)
+        try store.database.write { db in try CallDeadline.enforce(deadline, path: storePath) { try body(db) } }
     }
 
     /// Whether any object has unsaved changes.

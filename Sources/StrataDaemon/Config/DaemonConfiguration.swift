@@ -68,11 +68,15 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// whose custom stages the migration at open runs where a hop of the version graph needs
     /// one; `stages`, none by default.
     public var stagesFile: String?
+    /// How long one call may run in SQLite on this store (`call_timeout`); nil for
+    /// ``Limits/callTimeout``.
+    public var callTimeout: Duration?
 
     /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
                 backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false,
-                stagesFile: String? = nil) {
+                stagesFile: String? = nil, callTimeout: Duration? = nil) {
+        self.callTimeout = callTimeout
         self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.stagesFile = stagesFile
         self.name = name
@@ -132,6 +136,10 @@ public struct Limits: Sendable, Hashable {
     public var maxFetchObjects: Int
     /// Most operations in one `Batch`.
     public var maxBatchOperations: Int
+    /// How long one `io.strata.Store` call may run in SQLite (statements and `MATCHES`
+    /// patterns); past it the call stops with `io.strata.Varlink.CallTimeout`, nothing
+    /// written. A store's `call_timeout` overrides it.
+    public var callTimeout: Duration
 
     /// Deepest nesting of arrays and objects in a message (Foundation refuses past 512 with
     /// a generic error; this bound names itself).
@@ -143,7 +151,8 @@ public struct Limits: Sendable, Hashable {
     /// Memberwise initializer.
     public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
                 shutdownTimeout: Duration = .seconds(10), maxConnections: Int = 256, maxFetchObjects: Int = 10_000,
-                maxBatchOperations: Int = 10_000) {
+                maxBatchOperations: Int = 10_000, callTimeout: Duration = .seconds(5)) {
+        self.callTimeout = callTimeout
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout
         self.messageTimeout = messageTimeout
