@@ -64,15 +64,19 @@ struct CallTimeoutTests {
                                                        "predicate": "tailNumber MATCHES %@", "arguments": ["(a+)+b"]])
             hostile.append(socket)
         }
+        let sent = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(100))
         let counter = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(15)))
         await counter.call("io.strata.Store.Count", ["store": "hostile", "entity": "Aircraft"])
         let count = await counter.reply()
         #expect(count?.error == nil, "\(String(describing: count))")
         #expect(count?.parameters["count"] == .int(60))
+        let countAnswered = ContinuousClock.now - sent
 
+        var stopped: [Duration] = []
         for socket in hostile {
             let reply = await socket.reply()
+            stopped.append(ContinuousClock.now - sent)
             #expect(reply?.error == "io.strata.Varlink.CallTimeout", "\(String(describing: reply))")
             #expect(reply?.parameters["limit"] == .string("stores.hostile.call_timeout"))
             #expect(reply?.parameters["store"] == .string("hostile"))
@@ -82,6 +86,7 @@ struct CallTimeoutTests {
             let next = await socket.reply()
             #expect(next?.parameters["count"] == .int(60), "\(String(describing: next))")
         }
+        print("call_timeout 500ms: the Count behind \(Limits.storeThreads) hostile MATCHES calls answered \(countAnswered) after they were sent; they were stopped within \(stopped.max() ?? .zero)")
         let admin = try #require(await RawVarlinkSocket.connect(sandbox.adminSocket))
         await admin.call("io.strata.Admin.Status")
         let status = await admin.reply()

@@ -23,14 +23,27 @@ struct FaultInjectionTests {
                                      indexes: [Index("byTail", keyPaths: ["tailNumber"]), Index("byColor", keyPaths: ["colorScheme.primary"])]),
         MigrationTestModels.owner(),
     ])
+    /// The staged chain's middle version: a custom stage fills `note`, a lightweight stage
+    /// goes on to ``destination``.
+    static let middle = MigrationTestModels.model("Faults 1b", [
+        MigrationTestModels.aircraft(attributes: MigrationTestModels.defaultAttributes + [Attribute("note", .string)]),
+        MigrationTestModels.owner(),
+        Entity("Hangar", attributes: [Attribute("code", .string)]),
+    ])
+    static let stages = StagedMigrationManager(stages: [
+        .custom(from: ModelReference(model: source), to: ModelReference(model: middle), label: "fill note",
+                didMigrate: { stage in try stage.execute(sql: #"UPDATE "Aircraft" SET "note" = 'n-' || "_pk""#) }),
+        .lightweight([middle.checksum, destination.checksum]),
+    ], models: [source, middle, destination])
     static let rows = 300
     /// `sum(seats)` of the seeded rows (seats = pk % 7).
     static let seatSum = (1...rows).reduce(0) { $0 + $1 % 7 }
-    /// Most fault points tried per kind and phase (evenly spread when there are more).
-    static let maxPointsPerKind = 12
+    /// Most fault points tried per kind and phase (evenly spread when there are more);
+    /// `STRATA_FAULTS_ALL=1` tries every one (as for the figures in docs/Security.md).
+    static let maxPointsPerKind = ProcessInfo.processInfo.environment["STRATA_FAULTS_ALL"] == "1" ? Int.max : 12
 
     enum Phase: String, CaseIterable, CustomTestStringConvertible {
-        case openAndMigrate, finish, clientWrites
+        case openAndMigrate, stagedHops, finish, clientWrites
         var testDescription: String { rawValue }
     }
 
@@ -53,7 +66,7 @@ struct FaultInjectionTests {
             }
         }
         try store.close()
-        if phase == .openAndMigrate { return url }
+        if phase == .openAndMigrate || phase == .stagedHops { return url }
         let migrated = try PersistentStore.open(at: url, model: destination, options: migrationOptions(directory))
         if phase == .clientWrites { try await migrated.finishDeferredMigration() }
         try migrated.close()
@@ -85,6 +98,9 @@ struct FaultInjectionTests {
             case .openAndMigrate:
                 arm()
                 store = try PersistentStore.open(at: url, model: destination, options: migrationOptions(directory))
+            case .stagedHops:
+                arm()
+                store = try PersistentStore.open(at: url, model: destination, stagedMigration: stages, options: migrationOptions(directory))
             case .finish:
                 store = try PersistentStore.open(at: url, model: destination, options: migrationOptions(directory))
                 arm()
@@ -115,14 +131,17 @@ struct FaultInjectionTests {
     }
 
     /// What must hold after any fault: reopen, integrity, rows, acknowledged saves, resume.
-    static func verify(_ url: URL, _ outcome: Outcome, _ label: String) async throws {
+    static func verify(_ url: URL, _ outcome: Outcome, _ label: String, phase: Phase) async throws {
         if let error = outcome.error {
             let text = "\(error)"
-            #expect(error is StoreError || error is ObjectContextError || error is MigrationError, "\(label): not a store error: \(type(of: error)) \(text)")
+            #expect(error is StoreError || error is ObjectContextError || error is MigrationError || error is StagedMigrationError, "\(label): not a store error: \(type(of: error)) \(text)")
             #expect(text.contains(url.path), "\(label): the error does not name the store: \(text)")
         }
         let directory = url.deletingLastPathComponent()
-        let store = try PersistentStore.open(at: url, model: destination, options: migrationOptions(directory))
+        // A staged chain resumes from its last completed hop; any other store migrates or opens.
+        let store = phase == .stagedHops
+            ? try PersistentStore.open(at: url, model: destination, stagedMigration: stages, options: migrationOptions(directory))
+            : try PersistentStore.open(at: url, model: destination, options: migrationOptions(directory))
         defer { try? store.close() }
         func check(_ when: String) throws {
             let (integrity, seeded, seats, tails) = try store.syncRead { db in
@@ -183,7 +202,7 @@ struct FaultInjectionTests {
                         failed += 1
                         errors.insert(String("\(type(of: error)): \(error)".replacingOccurrences(of: directory.path, with: "…").prefix(160)))
                     }
-                    try await Self.verify(url, outcome, "\(phase) \(kind) #\(nth) code \(code)")
+                    try await Self.verify(url, outcome, "\(phase) \(kind) #\(nth) code \(code)", phase: phase)
                     try? FileManager.default.removeItem(at: directory)
                 }
             }
@@ -218,7 +237,7 @@ struct FaultInjectionTests {
             FaultVFS.reset()
             guard hit else { continue }
             points += 1
-            try await Self.verify(url, outcome, "\(phase) power loss at write #\(nth)")
+            try await Self.verify(url, outcome, "\(phase) power loss at write #\(nth)", phase: phase)
             try? FileManager.default.removeItem(at: directory)
         }
         print("power loss \(phase): \(points) points over \(writes) writes, \(discarded) unsynced bytes discarded")
