@@ -307,14 +307,14 @@ class DiskFull:
     def fill(self):
         """Writes a file until the file system is full."""
         self.episodes += 1
-        with open(self.filler, "wb") as f:
-            chunk = b"\0" * (1 << 16)
-            try:
+        self.free()
+        chunk = b"\0" * (1 << 16)
+        try:
+            with open(self.filler, "wb", buffering=0) as f:
                 while True:
                     f.write(chunk)
-                    f.flush()
-            except OSError:
-                pass
+        except OSError:
+            pass   # ENOSPC: full (possibly already, from the stores' own growth)
 
     def free(self):
         try:
@@ -394,6 +394,19 @@ def main():
     for thread in threads:
         thread.start()
 
+    try:
+        status = run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad)
+    except BaseException:
+        daemon.process.send_signal(signal.SIGCONT)
+        daemon.process.kill()
+        if disk:
+            disk.unmount()
+        raise
+    sys.exit(status)
+
+
+def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
+    """The soak itself, its verification and its report."""
     rng = random.Random(args.seed)
     started = time.monotonic()
     end = started + args.minutes * 60
@@ -483,7 +496,7 @@ def main():
             result["wrong_values"], result["integrity"]))
         print("load average at the end: %.2f %.2f %.2f" % report["load_average"])
         print("OK" if ok else "FAILED: %s" % result["examples"])
-    sys.exit(0 if ok else 1)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
