@@ -97,4 +97,23 @@ struct CallDeadlineTests {
         _ = temporary
         #expect(try ObjectContext(store: store).count("Person", where: "manager.manager.name CONTAINS %@", "one") == 19_998)
     }
+
+    @Test func theDeadlineHoldsOnTheWriterAfterAFinishingRun() async throws {
+        let directory = TemporaryDirectory("deadline")
+        let url = directory.file("store.sqlite")
+        try DeferredVerifyTests.seeded(url)
+        let store = try PersistentStore.open(at: url, model: DeferredVerifyTests.destination, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        // Finishing installs its own progress handler on the writer for each batch.
+        let report = try await store.finishDeferredMigration()
+        #expect(report.batches > 0)
+        let error = try #require(throws: StoreError.self) {
+            try store.syncWrite { db in
+                try CallDeadline.enforce(CallDeadline(timeout: .milliseconds(1)), path: url.path) {
+                    try db.execute(sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 50000000) SELECT count(*) FROM c")
+                }
+            }
+        }
+        #expect(error.code == .callTimeout)
+    }
 }
