@@ -40,6 +40,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Tests only: a fault-injecting SQLite VFS (I/O errors, power loss); docs/Security.md.
+        .target(name: "CStrataFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -125,6 +127,7 @@ let package = Package(
             name: "StrataTests",
             dependencies: [
                 "Strata",
+                "CStrataFaultVFS",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -14,6 +14,13 @@ rows lost, as text or JSON (--json).
 
     scripts/soak.py --minutes 30 --clients 16 --kill-every 60        # the documented run
     scripts/soak.py --minutes 1 --clients 4 --kill-every 15          # a smoke run
+    sudo scripts/soak.py --minutes 10 --kill-every 60 --disk-full-every 40 --pause-every 25
+                                                                     # with faults (root: mounts a tmpfs)
+
+Faults besides kill -9: --disk-full-every puts the stores on a small tmpfs the script mounts
+(--disk-mib) and fills it completely for --disk-full-seconds at a time (writes then fail with
+StoreFailure code "full"; acknowledged writes must all survive); --pause-every stops the
+daemon with SIGSTOP for 0.5-3 s (a scheduler or VM pause: calls wait, none may be lost).
 
 Exit status: 0 when no acknowledged write was lost and every store passes integrity_check,
 1 otherwise, 2 on bad arguments.
@@ -214,7 +221,7 @@ def admin_client(admin_socket, stats, stop):
 
 
 class Daemon:
-    def __init__(self, stratad, directory):
+    def __init__(self, stratad, directory, data_directory):
         self.stratad = stratad
         self.directory = directory
         self.config = os.path.join(directory, "stratad.yaml")
@@ -226,7 +233,7 @@ class Daemon:
         with open(self.config, "w") as f:
             f.write("stores:\n")
             for name in STORES:
-                f.write("  - {name: %s, path: %s/%s.sqlite, model: %s/config/models/Aircraft}\n" % (name, directory, name, ROOT))
+                f.write("  - {name: %s, path: %s/%s.sqlite, model: %s/config/models/Aircraft}\n" % (name, data_directory, name, ROOT))
             f.write("sockets:\n  admin: {path: %s, users: [root]}\n  data: {path: %s, users: [root]}\n"
                     % (self.admin_socket, self.data_socket))
             f.write("log_level: notice\n")
@@ -259,7 +266,14 @@ class Daemon:
         except OSError:
             pass
 
+    def pause(self, seconds):
+        """A scheduler pause: the daemon is not run at all for `seconds`."""
+        self.process.send_signal(signal.SIGSTOP)
+        time.sleep(seconds)
+        self.process.send_signal(signal.SIGCONT)
+
     def kill(self):
+        self.process.send_signal(signal.SIGCONT)
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
         self.lives[-1]["ended"] = "kill -9"
@@ -275,6 +289,42 @@ class Daemon:
 
 
 # MARK: - Verification
+
+
+class DiskFull:
+    """A small tmpfs holding the stores, filled completely now and then."""
+
+    def __init__(self, path, mib):
+        self.path = path
+        self.filler = os.path.join(path, "filler")
+        os.makedirs(path, exist_ok=True)
+        status = subprocess.call(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0700" % mib, "tmpfs", path])
+        if status != 0:
+            raise SystemExit("--disk-full-every needs to mount a tmpfs at %s (run as root)" % path)
+        self.episodes = 0
+        self.full_seconds = 0.0
+
+    def fill(self):
+        """Writes a file until the file system is full."""
+        self.episodes += 1
+        self.free()
+        chunk = b"\0" * (1 << 16)
+        try:
+            with open(self.filler, "wb", buffering=0) as f:
+                while True:
+                    f.write(chunk)
+        except OSError:
+            pass   # ENOSPC: full (possibly already, from the stores' own growth)
+
+    def free(self):
+        try:
+            os.remove(self.filler)
+        except OSError:
+            pass
+
+    def unmount(self):
+        self.free()
+        subprocess.call(["umount", "-l", self.path])
 
 
 def verify(directory, ledgers):
@@ -318,9 +368,15 @@ def main():
     parser.add_argument("--directory", help="where the stores, sockets and log go (default: a new temporary directory)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument("--disk-full-every", type=float, default=0, help="seconds between disk-full episodes, +-30%% (default 0: never; root)")
+    parser.add_argument("--disk-full-seconds", type=float, default=3, help="how long each disk-full episode lasts (default 3)")
+    parser.add_argument("--disk-mib", type=int, default=256, help="size of the tmpfs the stores live on with --disk-full-every (default 256)")
+    parser.add_argument("--pause-every", type=float, default=0, help="seconds between SIGSTOP pauses of 0.5-3 s, +-30%% (default 0: never)")
     args = parser.parse_args()
-    if args.minutes <= 0 or args.clients <= 0 or args.kill_every < 0:
-        parser.error("--minutes and --clients must be positive, --kill-every not negative")
+    if args.minutes <= 0 or args.clients <= 0 or args.kill_every < 0 or args.disk_full_every < 0 or args.pause_every < 0:
+        parser.error("--minutes and --clients must be positive, --kill-every, --disk-full-every and --pause-every not negative")
+    if not 8 <= args.disk_mib <= 65536 or not 0 < args.disk_full_seconds <= 600:
+        parser.error("--disk-mib must be 8-65536, --disk-full-seconds more than 0 and at most 600")
     stratad = args.stratad or next((p for p in (os.path.join(ROOT, ".build/release/stratad"), os.path.join(ROOT, ".build/debug/stratad"))
                                     if os.access(p, os.X_OK)), None)
     if stratad is None:
@@ -328,7 +384,8 @@ def main():
     directory = args.directory or tempfile.mkdtemp(prefix="strata-soak-")
     os.makedirs(os.path.join(directory, "run"), exist_ok=True)
 
-    daemon = Daemon(stratad, directory)
+    disk = DiskFull(os.path.join(directory, "data"), args.disk_mib) if args.disk_full_every else None
+    daemon = Daemon(stratad, directory, disk.path if disk else directory)
     daemon.start()
     ledgers, stats, stop = [Ledger() for _ in range(args.clients)], Stats(), threading.Event()
     threads = [threading.Thread(target=client, args=(i, daemon.data_socket, ledgers[i], stats, stop, args.seed), daemon=True)
@@ -337,26 +394,63 @@ def main():
     for thread in threads:
         thread.start()
 
+    try:
+        status = run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad)
+    except BaseException:
+        daemon.process.send_signal(signal.SIGCONT)
+        daemon.process.kill()
+        if disk:
+            disk.unmount()
+        raise
+    sys.exit(status)
+
+
+def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
+    """The soak itself, its verification and its report."""
     rng = random.Random(args.seed)
     started = time.monotonic()
     end = started + args.minutes * 60
     next_kill = started + args.kill_every * rng.uniform(0.7, 1.3) if args.kill_every else float("inf")
-    kills = 0
+    next_full = started + args.disk_full_every * rng.uniform(0.7, 1.3) if disk else float("inf")
+    next_pause = started + args.pause_every * rng.uniform(0.7, 1.3) if args.pause_every else float("inf")
+    kills, pauses, paused_seconds, full_until = 0, 0, 0.0, None
     while time.monotonic() < end:
-        time.sleep(1)
+        time.sleep(0.5)
         daemon.sample_rss()
+        now = time.monotonic()
+        if full_until is not None and now >= full_until:
+            disk.free()
+            full_until = None
+        if disk and full_until is None and now >= next_full:
+            disk.fill()
+            disk.full_seconds += args.disk_full_seconds
+            full_until = now + args.disk_full_seconds
+            next_full = now + args.disk_full_every * rng.uniform(0.7, 1.3)
+        if now >= next_pause:
+            seconds = rng.uniform(0.5, 3)
+            daemon.pause(seconds)
+            pauses += 1
+            paused_seconds += seconds
+            next_pause = time.monotonic() + args.pause_every * rng.uniform(0.7, 1.3)
         if time.monotonic() >= next_kill:
             daemon.kill()
             kills += 1
+            if disk:
+                disk.free()   # a restart needs room to open the stores; the next episode comes
+                full_until = None
             daemon.start()
             next_kill = time.monotonic() + args.kill_every * rng.uniform(0.7, 1.3)
+    if disk:
+        disk.free()
     stop.set()
     for thread in threads:
         thread.join(timeout=60)
     daemon.stop()
     elapsed = time.monotonic() - started
 
-    result = verify(directory, ledgers)
+    result = verify(disk.path if disk else directory, ledgers)
+    if disk:
+        disk.unmount()
     lives = [{"pid": life["pid"], "ready_ms": life["ready_ms"], "ended": life.get("ended"),
               "rss_first_mib": round(life["rss_kib"][0] / 1024, 1) if life["rss_kib"] else None,
               "rss_last_mib": round(life["rss_kib"][-1] / 1024, 1) if life["rss_kib"] else None,
@@ -373,6 +467,8 @@ def main():
         "requests_per_second": round(sum(stats.requests.values()) / elapsed, 1),
         "errors": stats.errors, "connection_failures": stats.connection_failures,
         "unacknowledged_calls": stats.unacknowledged, "kills": kills, "lives": lives,
+        "disk_full_episodes": disk.episodes if disk else 0, "disk_full_seconds": disk.full_seconds if disk else 0,
+        "pauses": pauses, "paused_seconds": round(paused_seconds, 1),
         "ready_ms_max": max(life["ready_ms"] for life in daemon.lives),
         "rss_growth_longest_life_mib": round((longest["rss_kib"][-1] - longest["rss_kib"][0]) / 1024, 1) if longest["rss_kib"] else None,
         **result,
@@ -389,6 +485,8 @@ def main():
         print("errors: %s; connection failures: %d; calls cut by a kill: %d" % (
             json.dumps(stats.errors, sort_keys=True) or "{}", stats.connection_failures, stats.unacknowledged))
         print("restarts: ready after %s ms (max %d)" % ([life["ready_ms"] for life in daemon.lives][:10], report["ready_ms_max"]))
+        print("faults: %d disk-full episodes (%.0f s full), %d SIGSTOP pauses (%.1f s)" % (
+            report["disk_full_episodes"], report["disk_full_seconds"], pauses, paused_seconds))
         for life in lives:
             print("  pid %(pid)s: RSS %(rss_first_mib)s -> %(rss_last_mib)s MiB (max %(rss_max_mib)s) over %(samples)s s, ended by %(ended)s" % life)
         if len(lives) == 1:
@@ -398,7 +496,7 @@ def main():
             result["wrong_values"], result["integrity"]))
         print("load average at the end: %.2f %.2f %.2f" % report["load_average"])
         print("OK" if ok else "FAILED: %s" % result["examples"])
-    sys.exit(0 if ok else 1)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

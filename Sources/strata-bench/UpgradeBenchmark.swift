@@ -99,6 +99,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             await load.stop()
             results.finish = finish.elapsed
             results.finishTasks = Self.taskTimes(daemon.log)
+            results.verifyTimes = Self.verifyTimes(daemon.log)
             results.rssFinish = daemon.peakRSSMegabytes
             results.idle = load.results(.idle)
             results.duringFinish = load.results(.finish)

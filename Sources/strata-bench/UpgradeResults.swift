@@ -16,6 +16,8 @@ struct UpgradeResults {
     var readySync: Duration?
     var finish: Duration?
     var finishTasks: [(summary: String, ms: Double)] = []
+    /// Verify before swap, per rewritten table (part of its rewrite task's time).
+    var verifyTimes: [(table: String, ms: Double)] = []
     var finishDefault: Duration?
     var backup: Duration?
     var backupPendingFirst: Bool?
@@ -51,6 +53,7 @@ struct UpgradeResults {
             "rss_default_mb": rssDefault.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "backup_task_first": backupPendingFirst ?? NSNull(),
             "finish_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10] },
+            "verify_ms": (verifyTimes.reduce(0) { $0 + $1.ms } * 10).rounded() / 10,
         ]
         for (name, figures) in [("idle", idle), ("during_finish", duringFinish), ("during_finish_default", duringFinishDefault), ("during_cli", duringCLI)] {
             guard let figures else { continue }
@@ -102,6 +105,10 @@ struct UpgradeResults {
             "FinishDeferred, shipped defaults        \(time(finishDefault))   of which the online backup \(time(backup))",
         ]
         for task in finishTasks { lines.append("    \(String(format: "%9.1f ms", task.ms))  \(task.summary)") }
+        for verify in verifyTimes {
+            let share = finish.map { verify.ms / $0.milliseconds * 100 } ?? 0
+            lines.append("    \(String(format: "%9.1f ms", verify.ms))  of which verify before swap of \(verify.table) (\(String(format: "%.1f", share)) % of FinishDeferred; target ≤ 15 %: \(check(share <= 15)))")
+        }
         lines += [
             "",
             "client update latency (ms)          p50       p99       max  requests  errors",

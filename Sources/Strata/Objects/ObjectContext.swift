@@ -53,6 +53,9 @@ public final class ObjectContext {
     /// The user recorded with this context's saves in the change history: the process's user
     /// by default; the daemon sets its client's peer user.
     package var transactionUser: String? = ObjectContext.processUser
+    /// When set, every fetch, count and save of this context stops once it passes, throwing
+    /// ``StoreError`` with code ``StoreError/Code/callTimeout`` (see ``CallDeadline``).
+    public var deadline: CallDeadline?
     var entityInfos: [String: EntityInfo] = [:]
 
     /// The shared description of an entity (cached), or nil when the model has no such entity.
@@ -101,22 +104,24 @@ public final class ObjectContext {
     func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
         if isConnectionBound {
             guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
-            return try body(connection)
+            return try CallDeadline.enforce(deadline, path: storePath) { try body(connection) }
         }
-        return try store.database.read(body)
+        return try store.database.read { db in try CallDeadline.enforce(deadline, path: storePath) { try body(db) } }
     }
 
     /// Runs `body` in one transaction (or, when bound to a connection, in one savepoint).
     func writeDatabase(_ body: (Database) throws -> Void) throws {
         if isConnectionBound {
             guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
-            try connection.inSavepoint {
-                try body(connection)
-                return .commit
+            try CallDeadline.enforce(deadline, path: storePath) {
+                try connection.inSavepoint {
+                    try body(connection)
+                    return .commit
+                }
             }
             return
         }
-        try store.database.write(body)
+        try store.database.write { db in try CallDeadline.enforce(deadline, path: storePath) { try body(db) } }
     }
 
     /// Whether any object has unsaved changes.

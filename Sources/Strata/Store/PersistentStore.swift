@@ -175,6 +175,7 @@ public final class PersistentStore: Sendable {
 enum StoreConnection {
     static func prepare(_ db: Database) {
         SQLFunctions.register(in: db)
+        CallDeadline.install(on: db)
     }
 }
 

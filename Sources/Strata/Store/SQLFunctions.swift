@@ -37,7 +37,7 @@ public enum SQLFunctions {
             guard case .string(let text) = args[0].storage, case .string(let pattern) = args[1].storage else { return nil }
             let flags = flags(args[2])
             let regex = try regularExpression(pattern, flags: flags)
-            return matches(regex, fold(text, flags: flags & 2))
+            return try matches(regex, fold(text, flags: flags & 2))
         })
     }
 
@@ -64,9 +64,33 @@ public enum SQLFunctions {
         return regex
     }
 
-    static func matches(_ regex: NSRegularExpression, _ text: String) -> Bool {
+    /// Whether the whole `text` matches. Under a ``CallDeadline`` (a daemon call), ICU reports
+    /// progress every few thousand backtracking steps and the match stops once the deadline
+    /// passed, throwing: a pattern like `(a+)+b` cannot run unbounded.
+    static func matches(_ regex: NSRegularExpression, _ text: String) throws -> Bool {
         let range = NSRange(text.startIndex..., in: text)
-        return regex.firstMatch(in: text, options: [.anchored], range: range) != nil
+        guard CallDeadline.isSetOnThisThread else {
+            return regex.firstMatch(in: text, options: [.anchored], range: range) != nil
+        }
+        var found = false
+        var stopped = false
+        regex.enumerateMatches(in: text, options: [.anchored, .reportProgress], range: range) { result, _, stop in
+            if result != nil {
+                found = true
+                stop.pointee = true
+            } else if CallDeadline.hasExpiredOnThisThread() {
+                stopped = true
+                stop.pointee = true
+            }
+        }
+        if stopped { throw RegexStopped() }
+        return found
+    }
+
+    /// Thrown by `strata_matches` when the call's deadline stopped a match (the statement
+    /// fails; ``CallDeadline`` turns it into ``StoreError/Code/callTimeout``).
+    struct RegexStopped: Error, CustomStringConvertible {
+        var description: String { "MATCHES stopped: the call's time limit passed" }
     }
 
     /// `*` matches any run of characters, `?` one character, `\` escapes the next one.

@@ -35,6 +35,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case full
         /// The model given to open the store is not valid (see ``ModelError``).
         case invalidModel
+        /// A table rewrite's copy does not hold exactly the table's rows: the swap was refused,
+        /// the table is unchanged and the task starts over on the next run.
+        case copyMismatch
+        /// A call ran longer than its ``CallDeadline`` and was stopped (nothing written).
+        case callTimeout
         /// Another SQLite or I/O failure.
         case sqlite
     }

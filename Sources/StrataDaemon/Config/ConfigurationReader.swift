@@ -19,6 +19,8 @@ struct ConfigurationReader {
     static let shutdownTimeoutRange: ClosedRange<Duration> = .zero ... .seconds(3600)
     /// `limits.message_timeout` (and more than 0s).
     static let messageTimeoutRange: ClosedRange<Duration> = .zero ... .seconds(3600)
+    /// `limits.call_timeout` and `stores[].call_timeout`: how long one call may run in SQLite.
+    static let callTimeoutRange: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
     /// `limits.max_connections` (per socket).
     static let maxConnectionsRange: ClosedRange<Int> = 1 ... 65_536
     /// `limits.max_message_size`, in bytes.
@@ -76,7 +78,7 @@ struct ConfigurationReader {
 
     private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
         let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout",
-                                                        "allow_dropping_all_entities", "stages", "history", "replication"])
+                                                        "allow_dropping_all_entities", "stages", "history", "replication", "call_timeout"])
         func required(_ name: String) throws(ConfigurationError) -> String {
             guard let value = map[name] else {
                 throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
@@ -92,6 +94,7 @@ struct ConfigurationReader {
         if let value = map["defer_cleanup"] { store.deferCleanup = try bool(value, key: "\(key).defer_cleanup") }
         if let value = map["backup"] { store.backupBeforeMigration = try bool(value, key: "\(key).backup") }
         if let value = map["busy_timeout"] { store.busyTimeout = try duration(value, key: "\(key).busy_timeout", in: Self.busyTimeoutRange) }
+        if let value = map["call_timeout"] { store.callTimeout = try duration(value, key: "\(key).call_timeout", in: Self.callTimeoutRange) }
         if let value = map["allow_dropping_all_entities"] {
             store.allowsDroppingAllEntities = try bool(value, key: "\(key).allow_dropping_all_entities")
         }
@@ -180,7 +183,7 @@ struct ConfigurationReader {
 
     private func limits(_ node: Node) throws(ConfigurationError) -> Limits {
         let map = try mapping(node, key: "limits", allowed: ["max_message_size", "idle_timeout", "message_timeout", "shutdown_timeout", "max_connections",
-                                                             "max_fetch_objects", "max_batch_operations", "max_observer_queue"])
+                                                             "max_fetch_objects", "max_batch_operations", "max_observer_queue", "call_timeout"])
         var limits = Limits()
         if let size = map["max_message_size"] {
             let text = try scalar(size, key: "limits.max_message_size")
@@ -197,6 +200,7 @@ struct ConfigurationReader {
                 throw ConfigurationError(.invalidValue, file: file, key: "limits.message_timeout", "must be longer than 0s (e.g. 10s)", line: line(value))
             }
         }
+        if let value = map["call_timeout"] { limits.callTimeout = try duration(value, key: "limits.call_timeout", in: Self.callTimeoutRange) }
         if let value = map["max_connections"] { limits.maxConnections = try count(value, key: "limits.max_connections", range: Self.maxConnectionsRange) }
         if let value = map["max_fetch_objects"] { limits.maxFetchObjects = try count(value, key: "limits.max_fetch_objects", range: 1...10_000_000) }
         if let value = map["max_batch_operations"] { limits.maxBatchOperations = try count(value, key: "limits.max_batch_operations", range: 1...1_000_000) }

@@ -72,12 +72,17 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var history: HistoryRetention = HistoryRetention()
     /// Replication by Litestream (`replication:`); nil when the store is not replicated.
     public var replication: ReplicationConfiguration?
+    /// How long one call may run in SQLite on this store (`call_timeout`); nil for
+    /// ``Limits/callTimeout``.
+    public var callTimeout: Duration?
 
     /// Memberwise initializer.
     public init(name: String, path: String, modelDirectory: String, targetVersion: String? = nil, deferCleanup: Bool = true,
                 backupBeforeMigration: Bool = true, busyTimeout: Duration = .seconds(5), allowsDroppingAllEntities: Bool = false,
-                stagesFile: String? = nil, replication: ReplicationConfiguration? = nil) {
+                stagesFile: String? = nil, replication: ReplicationConfiguration? = nil,
+                callTimeout: Duration? = nil) {
         self.replication = replication
+        self.callTimeout = callTimeout
         self.allowsDroppingAllEntities = allowsDroppingAllEntities
         self.stagesFile = stagesFile
         self.name = name
@@ -140,6 +145,10 @@ public struct Limits: Sendable, Hashable {
     /// Most transactions an `Observe` call may fall behind (committed, not yet delivered)
     /// before it gets `ObserverOverflow` and its connection is closed.
     public var maxObserverQueue: Int
+    /// How long one `io.strata.Store` call may run in SQLite (statements and `MATCHES`
+    /// patterns); past it the call stops with `io.strata.Varlink.CallTimeout`, nothing
+    /// written. A store's `call_timeout` overrides it.
+    public var callTimeout: Duration
 
     /// Deepest nesting of arrays and objects in a message (Foundation refuses past 512 with
     /// a generic error; this bound names itself).
@@ -151,8 +160,10 @@ public struct Limits: Sendable, Hashable {
     /// Memberwise initializer.
     public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
                 shutdownTimeout: Duration = .seconds(10), maxConnections: Int = 256, maxFetchObjects: Int = 10_000,
-                maxBatchOperations: Int = 10_000, maxObserverQueue: Int = 1_000) {
+                maxBatchOperations: Int = 10_000, maxObserverQueue: Int = 1_000,
+                callTimeout: Duration = .seconds(5)) {
         self.maxObserverQueue = maxObserverQueue
+        self.callTimeout = callTimeout
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout
         self.messageTimeout = messageTimeout

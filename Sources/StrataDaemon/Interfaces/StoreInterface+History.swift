@@ -28,7 +28,7 @@ extension StoreInterface {
 
     // MARK: - History
 
-    static func history(_ parameters: StrataStore.History.Parameters, on hosted: HostedStore) async throws -> StrataStore.History.Reply {
+    static func history(_ parameters: StrataStore.History.Parameters, on hosted: HostedStore, limits: Limits) async throws -> StrataStore.History.Reply {
         let range = PersistentStore.historyPageLimits
         guard parameters.limit >= 1 else { throw VarlinkError.invalidParameter("limit") }
         guard parameters.limit <= Int64(range.upperBound) else {
@@ -36,7 +36,7 @@ extension StoreInterface {
                 "a history page holds at most \(range.upperBound) transactions, asked for \(parameters.limit); page with the reply's next token")
         }
         let entities = parameters.entities.map(Set.init)
-        let page = try await run(hosted) { context in
+        let page = try await run(hosted, limits: limits) { context in
             try context.store.history(since: parameters.since, entities: entities, limit: Int(parameters.limit))
         }
         return .init(transactions: page.transactions.map(Self.transaction), next: page.next, latest: page.latest)

@@ -86,12 +86,13 @@ extension StoreInterface {
 
     /// `Observe`: replies once where the observation starts, then streams each transaction
     /// (filtered) as it commits, read page by page from the store; memory per observer is one
-    /// page. An observer that falls more than `queueLimit` transactions behind the commits made
+    /// page. An observer that falls more than `limits.maxObserverQueue` transactions behind the commits made
     /// since it started gets `ObserverOverflow`, and its connection is closed.
     static func observe(_ parameters: StrataStore.Observe.Parameters, on hosted: HostedStore, context: VarlinkCallContext,
-                        replies: VarlinkReplies<StrataStore.Observe.Reply>, queueLimit: Int) async throws -> StrataStore.Observe.Reply {
+                        replies: VarlinkReplies<StrataStore.Observe.Reply>, limits: Limits) async throws -> StrataStore.Observe.Reply {
         guard replies.more else { throw VarlinkError.expectedMore() }
-        let (filter, start, latest) = try await run(hosted) { context -> (ObserveFilter, Int64, Int64) in
+        let queueLimit = limits.maxObserverQueue
+        let (filter, start, latest) = try await run(hosted, limits: limits) { context -> (ObserveFilter, Int64, Int64) in
             let store = context.store
             let filter = try ObserveFilter(parameters, model: store.model)
             // Validates since (expired, negative, future) and the entities, as History does.
@@ -120,7 +121,7 @@ extension StoreInterface {
         var wakeups = commits.makeAsyncIterator()
         while !Task.isCancelled {
             let from = cursor
-            let (transactions, next, head) = try await run(hosted) { context -> ([HistoryTransaction], Int64, Int64) in
+            let (transactions, next, head) = try await run(hosted, limits: limits) { context -> ([HistoryTransaction], Int64, Int64) in
                 let page = try context.store.history(since: from, entities: filter.entities, limit: observePageSize)
                 return (try page.transactions.compactMap { try filter.apply($0, store: context.store) }, page.next, page.latest)
             }

@@ -27,43 +27,43 @@ public struct StoreInterface: VarlinkInterface {
         table.on(StrataStore.Fetch.self) { parameters, _, _ in
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments,
                               sort: parameters.sort, limit: parameters.limit, offset: parameters.offset)
-            return StrataStore.Fetch.Reply(objects: try await Self.run(try await registry.store(named: parameters.store)) { context in
+            return StrataStore.Fetch.Reply(objects: try await Self.run(try await registry.store(named: parameters.store), limits: limits) { context in
                 try Self.fetch(query, in: context, maxObjects: maxObjects)
             })
         }
         table.on(StrataStore.Count.self) { parameters, _, _ in
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments)
-            return StrataStore.Count.Reply(count: try await Self.run(try await registry.store(named: parameters.store)) { context in
+            return StrataStore.Count.Reply(count: try await Self.run(try await registry.store(named: parameters.store), limits: limits) { context in
                 Int64(try context.count(try query.request(counting: true, maxObjects: maxObjects)))
             })
         }
         table.on(StrataStore.Insert.self) { parameters, context, _ in
             let operation = try ObjectOperation(.insert, entity: parameters.entity, id: nil, values: parameters.values)
             let writer = try Writer(context, author: parameters.author)
-            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), writer: writer))
+            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), limits: limits, writer: writer))
         }
         table.on(StrataStore.Update.self) { parameters, context, _ in
             let operation = try ObjectOperation(.update, entity: parameters.entity, id: parameters.id, values: parameters.values)
             let writer = try Writer(context, author: parameters.author)
-            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), writer: writer))
+            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), limits: limits, writer: writer))
         }
         table.on(StrataStore.Delete.self) { parameters, context, _ in
             let operation = try ObjectOperation(.delete, entity: parameters.entity, id: parameters.id, values: nil)
             let writer = try Writer(context, author: parameters.author)
-            _ = try await Self.save(operation, on: try await registry.store(named: parameters.store), writer: writer)
+            _ = try await Self.save(operation, on: try await registry.store(named: parameters.store), limits: limits, writer: writer)
             return StrataStore.Delete.Reply(deleted: true)
         }
         table.on(StrataStore.Batch.self) { parameters, context, _ in
             let writer = try Writer(context, author: parameters.author)
             let hosted = try await registry.store(named: parameters.store)
-            return StrataStore.Batch.Reply(results: try await Self.batch(parameters.operations, on: hosted, maxOperations: limits.maxBatchOperations, writer: writer))
+            return StrataStore.Batch.Reply(results: try await Self.batch(parameters.operations, on: hosted, limits: limits, writer: writer))
         }
         table.on(StrataStore.History.self) { parameters, _, _ in
-            try await Self.history(parameters, on: try await registry.store(named: parameters.store))
+            try await Self.history(parameters, on: try await registry.store(named: parameters.store), limits: limits)
         }
         table.on(StrataStore.Observe.self) { parameters, context, replies in
             try await Self.observe(parameters, on: try await registry.store(named: parameters.store), context: context, replies: replies,
-                                   queueLimit: limits.maxObserverQueue)
+                                   limits: limits)
         }
         self.table = table
     }
@@ -98,11 +98,15 @@ public struct StoreInterface: VarlinkInterface {
     // MARK: - Running
 
     /// Runs `body` with a fresh context on the store's threads (rolled back when it throws),
+    /// under the store's call deadline (``Limits/callTimeout`` or the store's `call_timeout`),
     /// translating what the store throws.
-    static func run<T: Sendable>(_ hosted: HostedStore, writer: Writer? = nil, _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
+    static func run<T: Sendable>(_ hosted: HostedStore, limits: Limits, writer: Writer? = nil,
+                                 _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
+        let (timeout, limit) = callTimeout(of: hosted, limits: limits)
         do {
             return try await hosted.perform { store in
                 let context = ObjectContext(store: store)
+                context.deadline = CallDeadline(timeout: timeout, limit: limit)
                 if let writer {
                     context.transactionUser = writer.user
                     context.transactionAuthor = writer.author
@@ -116,9 +120,19 @@ public struct StoreInterface: VarlinkInterface {
             }
         } catch let error as any VarlinkErrorConvertible {
             throw error
+        } catch let error as StoreError where error.code == .callTimeout {
+            throw VarlinkError.callTimeout(limit: limit, timeout: timeout, store: hosted.name)
+        } catch let error as ObjectContextError where error.storeError?.code == .callTimeout {
+            throw VarlinkError.callTimeout(limit: limit, timeout: timeout, store: hosted.name)
         } catch {
             throw failure(error, store: hosted.name) ?? error
         }
+    }
+
+    /// The time limit of one call on `hosted` and the setting that gives it.
+    static func callTimeout(of hosted: HostedStore, limits: Limits) -> (Duration, String) {
+        if let own = hosted.configuration.callTimeout { return (own, "stores.\(hosted.name).call_timeout") }
+        return (limits.callTimeout, "limits.call_timeout")
     }
 
     private static func fetch(_ query: Query, in context: ObjectContext, maxObjects: Int) throws -> [JSONValue] {
@@ -134,8 +148,8 @@ public struct StoreInterface: VarlinkInterface {
     }
 
     /// Applies one operation and saves; the object as saved (`{}` for a delete).
-    private static func save(_ operation: ObjectOperation, on hosted: HostedStore, writer: Writer) async throws -> JSONValue {
-        try await run(hosted, writer: writer) { context in
+    private static func save(_ operation: ObjectOperation, on hosted: HostedStore, limits: Limits, writer: Writer) async throws -> JSONValue {
+        try await run(hosted, limits: limits, writer: writer) { context in
             let object = try operation.apply(in: context, index: nil)
             try context.save()
             return object.map { JSONValue(foundation: $0.jsonObject(style: .display)) } ?? .object([:])
@@ -143,7 +157,8 @@ public struct StoreInterface: VarlinkInterface {
     }
 
     /// Applies every operation in one transaction: all or none.
-    private static func batch(_ list: [StrataStore.Operation], on hosted: HostedStore, maxOperations: Int, writer: Writer) async throws -> [JSONValue] {
+    private static func batch(_ list: [StrataStore.Operation], on hosted: HostedStore, limits: Limits, writer: Writer) async throws -> [JSONValue] {
+        let maxOperations = limits.maxBatchOperations
         guard list.count <= maxOperations else {
             throw VarlinkError.limitExceeded("max_batch_operations", maximum: maxOperations, parameter: "operations", reason:
                 "a batch holds at most \(maxOperations) operations (limits.max_batch_operations), this one \(list.count); split it")
@@ -151,7 +166,7 @@ public struct StoreInterface: VarlinkInterface {
         let operations = try list.enumerated().map { index, operation in
             try ObjectOperation(operation.op, entity: operation.entity, id: operation.id, values: operation.values, index: index)
         }
-        return try await run(hosted, writer: writer) { context in
+        return try await run(hosted, limits: limits, writer: writer) { context in
             let objects = try operations.enumerated().map { index, operation in try operation.apply(in: context, index: index) }
             try context.save()
             // After the save, primary keys are permanent: render the objects now.

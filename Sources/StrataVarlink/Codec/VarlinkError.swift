@@ -112,6 +112,16 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
         return VarlinkError("io.strata.Varlink.LimitExceeded", parameters)
     }
 
+    /// A call ran longer than its time limit (`limit`: `limits.call_timeout` or a store's
+    /// `call_timeout`) and was stopped, nothing written; the connection stays open.
+    public static func callTimeout(limit: String, timeout: Duration, store: String) -> VarlinkError {
+        VarlinkError("io.strata.Varlink.CallTimeout", [
+            "limit": .string(limit), "seconds": .double(timeout.seconds), "store": .string(store),
+            "reason": .string("the call on store '\(store)' ran longer than \(limit) (\(Self.text(timeout))) and was stopped, nothing written; "
+                + "narrow the predicate (an indexed attribute, a MATCHES pattern without nested repetition), page with limit, or raise \(limit)"),
+        ])
+    }
+
     /// The daemon is shutting down and takes no new calls.
     public static func shuttingDown() -> VarlinkError {
         VarlinkError("io.strata.Varlink.ShuttingDown", ["reason": .string("stratad is stopping; retry when it is back")])

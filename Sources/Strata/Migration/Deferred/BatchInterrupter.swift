@@ -44,7 +44,7 @@ final class BatchInterrupter: Sendable {
             return Unmanaged<BatchInterrupter>.fromOpaque(context).takeUnretainedValue().shouldInterrupt() ? 1 : 0
         }, context.toOpaque())
         defer {
-            sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil)
+            CallDeadline.install(on: db)   // the connection's own handler (calls' deadlines) again
             context.release()
             state.withLock { $0.armed = false }
         }

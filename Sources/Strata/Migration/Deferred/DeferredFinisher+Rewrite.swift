@@ -48,6 +48,7 @@ extension DeferredFinisher {
             }
             guard built else { return false }
         }
+        guard try await verifyShadow(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, state: &state, step: step) else { return false }
         guard await mayContinue() else { return false }
         try swap(rewrite, keyColumn: keyColumn, state: state, step: step)
         step.counters.batches += 1

@@ -38,6 +38,10 @@ enum DeferredLedger {
         var sideIndex: String? = nil
         /// The index build in progress (a standalone build, or one of a rewrite's shadow indexes).
         var build: IndexBuildProgress? = nil
+        /// Rewrites: the last live key whose row was verified in the shadow before the swap.
+        var verifiedKey: Int64? = nil
+        /// Rewrites: the shadow holds exactly the table's rows (DeferredFinisher+Verify).
+        var verified: Bool? = nil
     }
 
     /// The state of one index build (see ``DeferredFinisher`` — sorted builds).

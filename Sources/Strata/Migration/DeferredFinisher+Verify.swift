@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+
+extension DeferredFinisher {
+    // MARK: - Verify before swap
+
+    /// Checks, before the swap, that a rewrite's shadow holds exactly the live table's rows in
+    /// the new shape, and refuses the swap otherwise (as Spirit verifies its copy by checksum
+    /// before the cut-over).
+    ///
+    /// The check runs in batches of live keys, each in one read snapshot (no write lock: the
+    /// store's writers keep going): every live row must have a shadow row with the same key
+    /// and the same value in every destination column (retyped columns: presence only, since
+    /// the shadow converted them), and — for tables keyed by `_pk`, where both tables use the
+    /// same keys — the two must hold as many rows in the range. The capture triggers keep the
+    /// two equal under every write in the same transaction, so a range checked stays checked;
+    /// the last batch runs to the end of the table, covering the rows inserted since the
+    /// check began. Tables keyed by rowid (join tables) end with one count of both tables in
+    /// one snapshot. Progress is durable (`verifiedKey`, `verified` in the ledger): a crash or
+    /// a pause loses at most one batch.
+    ///
+    /// On a mismatch the task's progress is reset (the next run copies afresh into a new
+    /// shadow), the live table is untouched, and the run fails with
+    /// ``StoreError/Code/copyMismatch`` naming the task, the table and the first differing key.
+    func verifyShadow(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String],
+                      state: inout DeferredLedger.Progress, step: TaskStep) async throws -> Bool {
+        guard state.verified != true else { return true }
+        let start = ContinuousClock.now
+        var size = max(step.counters.batchSize, 64)
+        while true {
+            guard await mayContinue() else { return false }
+            let batchStart = ContinuousClock.now
+            let lower = state.verifiedKey ?? Int64.min
+            let range = try compareInSnapshot(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size)
+            if let problem = range.problem {
+                try refuseSwap(rewrite, problem: problem, step: step)
+            }
+            var next = state
+            if let upper = range.upper {
+                next.verifiedKey = upper
+            } else {
+                next.verified = true
+            }
+            try batch(step.session) { db in try DeferredLedger.saveProgress(next, id: step.id, in: db) }
+            state = next
+            let elapsed = ContinuousClock.now - batchStart
+            if elapsed < options.batchBudget / 2 { size = min(size * 2, 1 << 20) } else if elapsed > options.batchBudget { size = max(size / 2, 64) }
+            if state.verified == true { break }
+            guard await pause() else { return false }
+        }
+        store.logger.info("verified the shadow of \(rewrite.table) before the swap", metadata: [
+            "strata.ms": "\(Self.milliseconds(ContinuousClock.now - start))", "strata.task": "\(step.id)",
+        ])
+        return true
+    }
+
+    /// One verified range: its upper key (nil: it ran to the end of the table) and the first
+    /// difference found, if any.
+    struct VerifiedRange {
+        var upper: Int64?
+        var problem: String?
+    }
+
+    /// ``compare(_:keyColumn:conflictKey:after:size:in:)`` on a reader, in one snapshot.
+    private func compareInSnapshot(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], after lower: Int64, size: Int) throws -> VerifiedRange {
+        try store.database.read { db in
+            try Self.compare(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size, in: db)
+        }
+    }
+
+    /// Compares the live rows with keys in `(after, upper]` (or to the end) with the shadow.
+    static func compare(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], after lower: Int64, size: Int,
+                        in db: Database) throws -> VerifiedRange {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+        let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
+        let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [lower, size - 1])
+        let bound = upper.map { "AND l.\(key) <= \($0)" } ?? ""
+        let compared = rewrite.columns.filter { !rewrite.retypedColumns.contains($0) && !conflictKey.contains($0) }
+        let match = (conflictKey.map { "s.\(quoteIdentifier($0)) = l.\(quoteIdentifier($0))" }
+            + compared.map { "s.\(quoteIdentifier($0)) IS l.\(quoteIdentifier($0))" }).joined(separator: " AND ")
+        if let missing = try Row.fetchOne(db, sql: """
+            SELECT \(conflictKey.map { "l.\(quoteIdentifier($0))" }.joined(separator: ", ")) FROM \(t) l
+            WHERE l.\(key) > ? \(bound) AND NOT EXISTS (SELECT 1 FROM \(s) s WHERE \(match)) LIMIT 1
+            """, arguments: [lower]) {
+            let keys = conflictKey.map { "\($0) \(missing[$0] as DatabaseValue)" }.joined(separator: ", ")
+            return VerifiedRange(upper: upper, problem: "the row with \(keys) is missing from the shadow or differs there")
+        }
+        if keyColumn != "rowid" {
+            let upperBound = upper.map { "AND \(key) <= \($0)" } ?? ""
+            let live = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ? \(upperBound)", arguments: [lower]) ?? 0
+            let shadow = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(s) WHERE \(key) > ? \(upperBound)", arguments: [lower]) ?? 0
+            if live != shadow {
+                return VerifiedRange(upper: upper, problem: "keys \(lower == Int64.min ? "from the first" : "after \(lower)") \(upper.map { "to \($0)" } ?? "to the last"): \(live) rows in the table, \(shadow) in the shadow")
+            }
+        } else if upper == nil {
+            let live = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t)") ?? 0
+            let shadow = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(s)") ?? 0
+            if live != shadow { return VerifiedRange(upper: nil, problem: "\(live) rows in the table, \(shadow) in the shadow") }
+        }
+        return VerifiedRange(upper: upper, problem: nil)
+    }
+
+    /// Resets the task (its next run copies into a fresh shadow) and throws the refusal.
+    private func refuseSwap(_ rewrite: TableRewrite, problem: String, step: TaskStep) throws -> Never {
+        try batch(step.session) { db in
+            try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+            try DeferredLedger.saveProgress(DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: false), id: step.id, state: .pending, in: db)
+        }
+        store.logger.error("refused to swap in the rewrite of \(rewrite.table): its copy does not match", metadata: [
+            "strata.task": "\(step.id)", "strata.table": "\(rewrite.table)", "strata.problem": "\(problem)",
+        ])
+        throw StoreError(.copyMismatch, path: store.path, """
+            deferred task \(step.id) (rewrite of table \(rewrite.table)): the copy in \(rewrite.shadowTable) does not match the table \
+            (\(problem)); the swap was refused and \(rewrite.table) is unchanged. The task starts over with a fresh copy on the next \
+            run (stratactl deferred finish); if this repeats, check the disk and run `stratactl inspect --check`
+            """)
+    }
+}

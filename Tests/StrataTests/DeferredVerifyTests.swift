@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import Strata
+
+/// Verify before swap: a shadow changed behind the finisher's back (a row altered, removed or
+/// added outside the capture triggers) is caught before the swap; the swap is refused with a
+/// `copyMismatch` error naming the task, the live table keeps every row, and the next run
+/// copies afresh and finishes.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct DeferredVerifyTests {
+    static let source = MigrationTestModels.base
+    static let destination = MigrationTestModels.model("Aircraft 2", [
+        MigrationTestModels.aircraft(attributes: [Attribute("tailNumber", .string, isOptional: false), Attribute("seats", .int16)]),
+        MigrationTestModels.owner(),
+    ])
+    static let rows = 3000
+
+    enum Corruption: String, CaseIterable, CustomTestStringConvertible {
+        case changedValue, deletedRow, extraRow, changedLateRow
+        var testDescription: String { rawValue }
+    }
+
+    static func seeded(_ url: URL) throws {
+        let store = try PersistentStore.open(at: url, model: source)
+        try store.syncWrite { db in
+            try db.execute(sql: #"INSERT INTO "Owner" ("_pk", "name") VALUES (1, 'Ann')"#)
+            for pk in 1...rows {
+                try db.execute(sql: #"INSERT INTO "Aircraft" ("_pk", "tailNumber", "seats", "photo", "owner_id") VALUES (?, ?, ?, X'00', 1)"#,
+                               arguments: [pk, "T-\(pk)", pk % 9])
+            }
+        }
+        try store.close()
+    }
+
+    static func liveRows(_ store: PersistentStore) throws -> [String] {
+        try store.syncRead { db in
+            try String.fetchAll(db, sql: #"SELECT "_pk" || '|' || "tailNumber" || '|' || ifnull("seats", 'NULL') FROM "Aircraft" ORDER BY "_pk""#)
+        }
+    }
+
+    @Test("a corrupted shadow is caught before the swap, nothing is lost", arguments: Corruption.allCases)
+    func corruptedShadowIsRefused(_ corruption: Corruption) async throws {
+        let directory = TemporaryDirectory("verify")
+        let url = directory.file("store.sqlite")
+        try Self.seeded(url)
+        let store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        let before = try Self.liveRows(store)
+        #expect(before.count == Self.rows)
+
+        // Stop part-way through the copy (a pause of the scheduler), then change the shadow
+        // behind the finisher's back.
+        let calls = SharedCount()
+        let stopEarly = FinishOptions(batchBudget: .milliseconds(50), shouldContinue: { calls.next() < 4 })
+        _ = try await store.finishDeferredMigration(stopEarly)
+        let shadow = "_strata_rewrite_Aircraft"
+        let copied = try store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(shadow)") ?? 0 }
+        try #require(copied > 0, "the copy did not start")
+        try store.syncWrite { db in
+            switch corruption {
+            case .changedValue:
+                try db.execute(sql: "UPDATE \(shadow) SET \"seats\" = 99 WHERE \"_pk\" = (SELECT min(\"_pk\") FROM \(shadow))")
+            case .deletedRow:
+                try db.execute(sql: "DELETE FROM \(shadow) WHERE \"_pk\" = (SELECT max(\"_pk\") FROM \(shadow))")
+            case .extraRow:
+                try db.execute(sql: "INSERT INTO \(shadow) (\"_pk\", \"tailNumber\") VALUES (\(Self.rows + 500), 'GHOST')")
+            case .changedLateRow:
+                // A row the copy has not reached yet: the copy's INSERT OR IGNORE keeps the bad one.
+                try db.execute(sql: "INSERT INTO \(shadow) (\"_pk\", \"tailNumber\", \"seats\", \"owner_id\") VALUES (\(Self.rows), 'WRONG', 1, 1)")
+            }
+        }
+
+        // Finishing now refuses the swap.
+        let error = try await #require(throws: StoreError.self) { try await store.finishDeferredMigration() }
+        #expect(error.code == .copyMismatch, "\(error)")
+        #expect(error.reason.contains("rewrite of table Aircraft"), "\(error)")
+        #expect(error.reason.contains("swap was refused"), "\(error)")
+        #expect(error.path == url.path)
+        // Nothing lost: the table is the old one, every row as it was, the task still pending.
+        #expect(try Self.liveRows(store) == before)
+        #expect(try store.pendingDeferredWork().contains { $0.kind == .rewriteTable })
+        let photo = try store.syncRead { db in try db.columns(in: "Aircraft").map(\.name).contains("photo") }
+        #expect(photo, "the old table (with its dropped column) is still the live one")
+
+        // The next run copies afresh and swaps.
+        let report = try await store.finishDeferredMigration()
+        #expect(report.tasksRemaining == 0)
+        #expect(try Self.liveRows(store) == before)
+        let integrity = try store.syncRead { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
+        #expect(integrity == "ok")
+    }
+
+    @Test func anUntouchedShadowPassesAndWritesDuringTheCheckAreKept() async throws {
+        let directory = TemporaryDirectory("verify")
+        let url = directory.file("store.sqlite")
+        try Self.seeded(url)
+        let store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        // A client writes between every batch (inserts, updates, deletes through the triggers).
+        let writes = SharedCount()
+        let options = FinishOptions(batchBudget: .milliseconds(2), shouldContinue: {
+            let n = writes.next()
+            try? store.syncWrite { db in
+                try db.execute(sql: #"INSERT INTO "Aircraft" ("tailNumber", "seats") VALUES (?, 1)"#, arguments: ["NEW-\(n)"])
+                try db.execute(sql: #"UPDATE "Aircraft" SET "seats" = 42 WHERE "_pk" = ?"#, arguments: [n * 7 % Self.rows + 1])
+                try db.execute(sql: #"DELETE FROM "Aircraft" WHERE "_pk" = ?"#, arguments: [n * 13 % Self.rows + 1])
+            }
+            return true
+        })
+        let report = try await store.finishDeferredMigration(options)
+        #expect(report.tasksRemaining == 0)
+        let (news, photo) = try store.syncRead { db in
+            (try Int.fetchOne(db, sql: #"SELECT count(*) FROM "Aircraft" WHERE "tailNumber" LIKE 'NEW-%'"#) ?? 0,
+             try db.columns(in: "Aircraft").map(\.name).contains("photo"))
+        }
+        #expect(news == writes.current)
+        #expect(!photo)
+    }
+}
+
+/// A count shared with the finisher's `shouldContinue` closure.
+final class SharedCount: Sendable {
+    private let value = Mutex(0)
+    /// Adds one and returns the new count.
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    var current: Int { value.withLock { $0 } }
+}
