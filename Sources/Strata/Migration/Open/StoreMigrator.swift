@@ -103,8 +103,16 @@ enum StoreMigrator {
         if FileManager.default.fileExists(atPath: destination.path) {
             throw StoreError(.migrationRefused, path: path, "the backup destination \(destination.path) already exists; move it away or choose another path (nothing was changed)")
         }
-        let destroys = !options.deferCleanup || plan.synchronous.contains(where: \.destroysData)
-        return destroys ? .now(destination) : .deferred(destination)
+        return backupTiming(to: destination, deferCleanup: options.deferCleanup,
+                            destroysBeforeCleanup: plan.synchronous.contains(where: \.destroysData))
+    }
+
+    /// The backup rule of a migration at open, lightweight or staged, written once: a copy
+    /// before the migration when it destroys data before the deferred cleanup (or the cleanup
+    /// is not deferred), otherwise online as the first deferred task.
+    static func backupTiming(to destination: URL?, deferCleanup: Bool, destroysBeforeCleanup: Bool) -> BackupPlan {
+        guard let destination else { return .none }
+        return !deferCleanup || destroysBeforeCleanup ? .now(destination) : .deferred(destination)
     }
 
     /// Runs the synchronous part of `plan` and rewrites the ledger, in one transaction on `db`.

@@ -101,10 +101,14 @@ struct StagedMigrationRunner {
         // A backup before the first hop, or (nothing destroyed before the cleanup) online later.
         var backupNow = options.backupURL
         var backupLater: URL?
-        if backupNow == nil, let destination = options.onlineBackupURL {
-            let destroys = !options.deferCleanup || hops.contains(where: \.isCustom)
-                || plans.contains { $0.synchronous.contains(where: \.destroysData) }
-            if destroys { backupNow = destination } else { backupLater = destination }
+        if backupNow == nil {
+            // A custom stage may destroy anything.
+            let destroys = hops.contains(where: \.isCustom) || plans.contains { $0.synchronous.contains(where: \.destroysData) }
+            switch StoreMigrator.backupTiming(to: options.onlineBackupURL, deferCleanup: options.deferCleanup, destroysBeforeCleanup: destroys) {
+            case .now(let destination): backupNow = destination
+            case .deferred(let destination): backupLater = destination
+            case .none: break
+            }
         }
         for backup in [backupNow, backupLater].compactMap({ $0 }) where FileManager.default.fileExists(atPath: backup.path) {
             throw StagedMigrationError(.store, "the backup destination \(backup.path) already exists; choose a new path (nothing was changed)", path: path)
