@@ -62,16 +62,16 @@ public struct FinishOptions: Sendable {
     public var shouldContinue: @Sendable () -> Bool
     /// Finish at most this many tasks (nil: all).
     public var maxTasks: Int?
-    /// Checked about every millisecond **while a batch runs** (it must be cheap and must not
-    /// sleep): returning true aborts the batch — rolled back, its progress not recorded — and
-    /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
-    /// scheduler's pause: its gate closed, or clients came back.)
-    public var interruptRequested: @Sendable () -> Bool
     /// Asked before each batch and during each cost delay: the pacing to use from then on
     /// (nil: ``batchBudget`` and ``pauseBetweenBatches`` throughout). A setting changed while
     /// the work runs (`stratactl set batch_budget=20ms`) applies at the next batch, and the
     /// store's log says so with the new values. A pure, cheap check, like ``shouldContinue``.
     public var livePacing: (@Sendable () -> FinishPacing)?
+    /// Checked about every millisecond **while a batch runs** (it must be cheap and must not
+    /// sleep): returning true aborts the batch — rolled back, its progress not recorded — and
+    /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
+    /// scheduler's pause: its gate closed, or clients came back.)
+    public var interruptRequested: @Sendable () -> Bool
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
@@ -82,21 +82,6 @@ public struct FinishOptions: Sendable {
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
         self.interruptRequested = interruptRequested
-    }
-}
-
-/// How deferred work is paced: a batch's time budget and the cost delay after it
-/// (``FinishOptions/livePacing``).
-public struct FinishPacing: Sendable, Hashable {
-    /// Time budget of one batch.
-    public var batchBudget: Duration
-    /// The cost delay after a batch that took its whole budget.
-    public var pauseBetweenBatches: Duration
-
-    /// Memberwise initializer.
-    public init(batchBudget: Duration, pauseBetweenBatches: Duration) {
-        self.batchBudget = batchBudget
-        self.pauseBetweenBatches = pauseBetweenBatches
     }
 }
 
