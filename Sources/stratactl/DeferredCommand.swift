@@ -35,7 +35,8 @@ struct DeferredCommand: AsyncParsableCommand {
             }
             print("\(store): \(tasks.count) deferred task(s) pending")
             for task in tasks {
-                let progress = task.rowsTotal > 0 ? " [\(task.rowsDone)/\(task.rowsTotal) \(task.kind == .backup ? "pages" : "rows")]" : ""
+                // (Rows clients insert during a copy count too: the total shown grows with them, as in `pending`.)
+                let progress = task.rowsTotal > 0 ? " [\(task.rowsDone)/\(max(task.rowsTotal, task.rowsDone)) \(task.kind == .backup ? "pages" : "rows")]" : ""
                 print("  #\(task.id) \(task.state.rawValue.uppercased()) \(task.summary)\(progress)")
             }
         }

@@ -149,7 +149,7 @@ struct StoreReport: Encodable {
             },
             deferred: metadata.deferred.map {
                 Deferred(id: $0.id, kind: $0.kind.rawValue, state: $0.state.rawValue, summary: $0.summary,
-                         progress: $0.rowsTotal > 0 ? "\($0.rowsDone)/\($0.rowsTotal) rows" : nil, createdAt: $0.createdAt)
+                         progress: $0.rowsTotal > 0 ? "\($0.rowsDone)/\(max($0.rowsTotal, $0.rowsDone)) rows" : nil, createdAt: $0.createdAt)
             },
             entities: entities, tables: tables, file: statistics, integrity: integrity)
     }

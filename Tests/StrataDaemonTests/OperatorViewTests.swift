@@ -107,9 +107,14 @@ struct OperatorViewTests {
         let again = try await Self.stratactl(sandbox, ["finish-deferred", "load", "--now"])
         #expect(again.status == 1 && again.output.contains("finish-deferred --wait` follows it to the end"), "\(again.output)")
 
-        // `set` reaches the run at its next batch, and the log shows the new values.
+        // `set` and a reload reach the run at its next batch, and the log shows the new values.
         #expect(try await Self.stratactl(sandbox, ["set", "pause_between_batches=0ms"]).status == 0)
-        #expect(try await Self.stratactl(sandbox, ["set", "batch_budget=40ms"]).status == 0)
+        #expect(await daemon.logContains("strata.pause_ms=0.0 strata.previous_budget_ms=2.0 strata.previous_pause_ms=300.0"), "\(daemon.log)")
+        try Self.config(sandbox, models: models).replacingOccurrences(of: "batch_budget: 2ms", with: "batch_budget: 40ms")
+            .replacingOccurrences(of: "pause_between_batches: 300ms", with: "pause_between_batches: 0ms")
+            .write(toFile: sandbox.configPath, atomically: true, encoding: .utf8)
+        let reload = try await Self.stratactl(sandbox, ["reload"])
+        #expect(reload.status == 0, "\(reload.output)")
         #expect(await daemon.logContains("strata.budget_ms=40.0"), "\(daemon.log)")
         #expect(daemon.log.contains("deferred work in flight takes new pacing from its next batch"), "\(daemon.log)")
 

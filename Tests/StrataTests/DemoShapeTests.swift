@@ -10,7 +10,9 @@ import Testing
 /// a key group: the index reads of the whole run are counted in SQLite virtual-machine steps
 /// (``DeferredKeyShapeTests/StepMeter``), a measure that does not depend on the machine's
 /// speed or load. The row-value cursor the demo stalled on stepped through the rest of a key
-/// group in every batch: thousands of steps per row here.
+/// group in every batch. Measured here (debug build, 2 cores at load ~12): the row-value
+/// cursor 39,126 steps per row, 12,697 batches, 233 s; ``KeysetCursor`` 50 steps per row,
+/// 346 batches, 1.4 s.
 @Suite("make run at its real shape: finishing costs in proportion to the rows", .serialized, .timeLimit(.minutes(10)))
 struct DemoShapeTests {
     static let rows = 200_000
@@ -68,8 +70,8 @@ struct DemoShapeTests {
         let steps = meter.steps.withLock { $0 }
         let perRow = Double(steps) / Double(Self.rows)
         print("demo shape: \(Self.rows) rows, 8 colours, budget \(budget): \(steps) index-reading steps (\(String(format: "%.1f", perRow)) per row), \(report.batches) batches, \(String(format: "%.1f", report.seconds)) s")
-        // A bound proportional to the rows: ~100 steps per row with a seeking cursor (as
-        // with 1,000 distinct keys); the row-value cursor took thousands per row here.
+        // A bound proportional to the rows: ~50 steps per row with a seeking cursor (~100
+        // with 1,000 distinct keys); the row-value cursor took 39,126 per row here.
         #expect(perRow < 500, "\(perRow) index-reading steps per row: a batch's cost grows with its key group")
     }
 }

@@ -217,7 +217,7 @@ extension DeferredFinisher {
     /// returns whether free pages remain.
     private func vacuumBatch(pages: Int, step: TaskStep) throws -> Bool {
         let id = step.id
-        let target = batchBudget * 0.6
+        let target = options.batchBudget * 0.6
         return try writer { db in
             try inBatchTransaction(step.session, db, interruptible: true) {
                 let start = ContinuousClock.now

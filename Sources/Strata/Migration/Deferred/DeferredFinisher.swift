@@ -26,7 +26,8 @@ import StrataUnits
 /// a cancellation or a pause resumes exactly where it stopped.
 struct DeferredFinisher {
     let store: PersistentStore
-    let options: FinishOptions
+    /// The options the run was given; ``options`` is what is in force (``FinishOptions/livePacing``).
+    let requestedOptions: FinishOptions
     let progress: (@Sendable (DeferredProgress) -> Void)?
     /// The commit of the last batch, for the log of long holds.
     let lastCommit = CommitTime()
@@ -49,10 +50,10 @@ struct DeferredFinisher {
     final class Pacing {
         /// How long the last batch took: it scales the cost delay after it.
         var lastBatch: Duration = .zero
-        /// The pacing taken from ``FinishOptions/livePacing`` (nil: the options' own).
-        var current: FinishPacing?
         /// Cost delay slept so far.
         var paused: Duration = .zero
+        /// The pacing taken from ``FinishOptions/livePacing`` (nil: the options' own).
+        var current: FinishPacing?
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -152,7 +153,7 @@ struct DeferredFinisher {
             try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
         }
         let took = ContinuousClock.now - start
-        if took > batchBudget * 2 {
+        if took > options.batchBudget * 2 {
             store.logger.info("ending the deferred work run took longer than its budget", metadata: ["strata.ms": "\(Self.milliseconds(took))"])
         }
     }
@@ -197,7 +198,7 @@ struct DeferredFinisher {
             return result
         }
         if interruptible, let interrupter = session.interrupter {
-            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : batchBudget * 1.5) { disarm in try run(disarm) }
+            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
         }
         return try run {}
     }
@@ -212,16 +213,16 @@ struct DeferredFinisher {
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
-        if held > batchBudget * 2 {
+        if held > options.batchBudget * 2 {
             let step = Self.stepName(label)
             var metadata: Logger.Metadata = [
                 "strata.step": "\(step)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
-                "strata.budget_ms": "\(Int(batchBudget.milliseconds))",
+                "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
             ]
             // The commit's share: writing the batch's pages to the WAL is not interruptible.
             if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(String(format: "%.1f", commit.milliseconds))" }
             // One line per step and store every 30 s, with how many were left out.
-            LogThrottle.deferredWork.log(store.logger, level: held > batchBudget * 5 ? .notice : .info,
+            LogThrottle.deferredWork.log(store.logger, level: held > options.batchBudget * 5 ? .notice : .info,
                                          "deferred work held the write lock longer than its budget",
                                          key: "\(store.url.path)|\(step)", metadata: metadata)
         }
@@ -242,15 +243,15 @@ struct DeferredFinisher {
     /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
     /// asked between them: a pause never delays stopping. Returns whether to go on.
     func pause() async -> Bool {
-        guard pauseBetweenBatches > .zero else {
+        guard options.pauseBetweenBatches > .zero else {
             await Task.yield()
             return await mayContinue()
         }
         let clock = ContinuousClock()
         let started = clock.now
         defer { pacing.paused += clock.now - started }
-        let ratio = min(10, max(0, pacing.lastBatch / batchBudget))
-        let until = started + pauseBetweenBatches * ratio
+        let ratio = min(10, max(0, pacing.lastBatch / options.batchBudget))
+        let until = started + options.pauseBetweenBatches * ratio
         while clock.now < until {
             guard await mayContinue() else { return false }
             try? await Task.sleep(for: min(.milliseconds(2), until - clock.now))
@@ -264,7 +265,7 @@ struct DeferredFinisher {
     /// throughput.
     func adapt(_ counters: Counters, elapsed: Duration, limit: Int = 200_000) {
         pacing.lastBatch = elapsed
-        let budget = 0.6 * batchBudget.seconds
+        let budget = 0.6 * options.batchBudget.seconds
         let took = max(1e-5, elapsed.seconds)
         let scaled = Double(counters.batchSize) * min(1.5, max(0.25, budget / took))
         counters.batchSize = Int(min(Double(limit), max(16, scaled)))
