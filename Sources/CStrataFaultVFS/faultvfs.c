@@ -40,7 +40,7 @@ static StrataTracked *strataFiles = NULL;
 
 typedef struct StrataFile {
     sqlite3_file base;
-    int inScope;
+    int inScope;             // fixed at open: files out of scope pass straight through, unlocked
     char *path;
     sqlite3_file *real;      // follows this struct in the same allocation
 } StrataFile;
@@ -126,6 +126,7 @@ static int strata_close(sqlite3_file *f) {
 }
 
 static int strata_read(sqlite3_file *f, void *buffer, int amount, sqlite3_int64 offset) {
+    if (!SELF(f)->inScope) return REAL(f)->pMethods->xRead(REAL(f), buffer, amount, offset);
     pthread_mutex_lock(&strataLock);
     int rc = SELF(f)->inScope && strataDead ? SQLITE_IOERR_READ : strata_fault(SELF(f), STRATA_FAULT_READ);
     pthread_mutex_unlock(&strataLock);
@@ -134,6 +135,7 @@ static int strata_read(sqlite3_file *f, void *buffer, int amount, sqlite3_int64 
 }
 
 static int strata_write(sqlite3_file *f, const void *buffer, int amount, sqlite3_int64 offset) {
+    if (!SELF(f)->inScope) return REAL(f)->pMethods->xWrite(REAL(f), buffer, amount, offset);
     pthread_mutex_lock(&strataLock);
     int rc = SELF(f)->inScope && strataDead ? SQLITE_IOERR_WRITE : strata_fault(SELF(f), STRATA_FAULT_WRITE);
     if (rc == SQLITE_OK && SELF(f)->inScope && strataTracking && SELF(f)->path) {
@@ -153,6 +155,7 @@ static int strata_write(sqlite3_file *f, const void *buffer, int amount, sqlite3
 }
 
 static int strata_truncate(sqlite3_file *f, sqlite3_int64 size) {
+    if (!SELF(f)->inScope) return REAL(f)->pMethods->xTruncate(REAL(f), size);
     pthread_mutex_lock(&strataLock);
     int rc = SELF(f)->inScope && strataDead ? SQLITE_IOERR_TRUNCATE : strata_fault(SELF(f), STRATA_FAULT_TRUNCATE);
     if (rc == SQLITE_OK && SELF(f)->inScope && strataTracking && SELF(f)->path) {
@@ -169,6 +172,7 @@ static int strata_truncate(sqlite3_file *f, sqlite3_int64 size) {
 }
 
 static int strata_sync(sqlite3_file *f, int flags) {
+    if (!SELF(f)->inScope) return REAL(f)->pMethods->xSync(REAL(f), flags);
     pthread_mutex_lock(&strataLock);
     int rc = SELF(f)->inScope && strataDead ? SQLITE_IOERR_FSYNC : strata_fault(SELF(f), STRATA_FAULT_SYNC);
     pthread_mutex_unlock(&strataLock);
@@ -190,6 +194,7 @@ static int strata_sync(sqlite3_file *f, int flags) {
 static int strata_file_size(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
 
 static int strata_lock(sqlite3_file *f, int level) {
+    if (!SELF(f)->inScope) return REAL(f)->pMethods->xLock(REAL(f), level);
     pthread_mutex_lock(&strataLock);
     int rc = strata_fault(SELF(f), STRATA_FAULT_LOCK);
     pthread_mutex_unlock(&strataLock);
@@ -206,7 +211,7 @@ static int strata_shm_map(sqlite3_file *f, int page, int size, int extend, void 
     return REAL(f)->pMethods->xShmMap(REAL(f), page, size, extend, out);
 }
 static int strata_shm_lock(sqlite3_file *f, int offset, int n, int flags) {
-    if (flags & SQLITE_SHM_LOCK) {
+    if (SELF(f)->inScope && (flags & SQLITE_SHM_LOCK)) {
         pthread_mutex_lock(&strataLock);
         int rc = strata_fault(SELF(f), STRATA_FAULT_LOCK);
         pthread_mutex_unlock(&strataLock);

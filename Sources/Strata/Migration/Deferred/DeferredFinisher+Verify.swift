@@ -43,6 +43,7 @@ extension DeferredFinisher {
             }
             try batch(step.session) { db in try DeferredLedger.saveProgress(next, id: step.id, in: db) }
             state = next
+            FaultInjection.point("rewrite.verify")
             let elapsed = ContinuousClock.now - batchStart
             if elapsed < options.batchBudget / 2 { size = min(size * 2, 1 << 20) } else if elapsed > options.batchBudget { size = max(size / 2, 64) }
             if state.verified == true { break }
