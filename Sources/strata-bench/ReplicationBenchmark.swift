@@ -73,6 +73,10 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             }
             defer { process?.terminate(); process?.waitUntilExit() }
             let daemon = try launch(name, store: store.path, replica: replicated ? replica : nil, paced: name == "paced", launcher: launcher)
+            if replicated {
+                // As on a host where Litestream has been running: its first snapshot shipped.
+                try await Self.waitForReplica(store: store.path, replica: replica)
+            }
             let sampler = LagSampler(store: store.path, replica: replica)
             if replicated { sampler.start() }
             let load = UpgradeClients(socket: launcher.dataSocket, count: clients, rows: rows, interval: .milliseconds(interval))
@@ -127,6 +131,16 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw BenchError("the paced run did not finish within an hour")
+    }
+
+    static func waitForReplica(store: String, replica: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(600)
+        while ContinuousClock.now < deadline {
+            let lag = ReplicaLag.read(storePath: store, positionDirectory: replica)
+            if lag.problem == nil, lag.unshippedBytes == 0 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchError("Litestream did not ship the store to \(replica) within 10 minutes")
     }
 
     static func litestreamExecutable(_ path: String?) throws -> String {
@@ -192,6 +206,7 @@ final class LagSampler: Sendable {
     private let largest = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
+    private let trace = ProcessInfo.processInfo.environment["STRATA_BENCH_TRACE_LAG"] != nil
 
     init(store: String, replica: String) {
         self.store = store
@@ -207,6 +222,7 @@ final class LagSampler: Sendable {
                 while running.load(ordering: .relaxed) {
                     let lag = ReplicaLag.read(storePath: store, positionDirectory: replica)
                     if lag.problem == nil { largest.max(lag.unshippedBytes, ordering: .relaxed) }
+                    if trace { FileHandle.standardError.write(Data("lag \(Date().timeIntervalSince1970) \(lag.unshippedBytes) \(lag.problem ?? "")\n".utf8)) }
                     try? await Task.sleep(for: .milliseconds(50))
                 }
             }

@@ -87,16 +87,17 @@ struct WALIndexHeader: Hashable {
     /// The WAL's size up to its last committed frame.
     var committedEnd: Int { frames == 0 ? 0 : Self.walHeaderSize + frames * (pageSize + Self.frameHeaderSize) }
 
-    /// The header, from the two copies SQLite keeps (retried while a writer updates them);
-    /// nil when the file is missing, short or not initialized.
+    /// The header, from the two copies SQLite keeps (retried while a writer updates them;
+    /// the first copy, the newer, after three tries); nil when the file is missing, short or
+    /// not initialized.
     static func read(_ path: String) -> WALIndexHeader? {
-        for _ in 0..<3 {
+        for attempt in 0..<3 {
             guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
             let data = (try? handle.read(upToCount: 96)) ?? nil
             try? handle.close()
             guard let data, data.count == 96 else { return nil }
             let bytes = [UInt8](data)
-            guard bytes[0..<48] == bytes[48..<96] else { continue }
+            guard bytes[0..<48] == bytes[48..<96] || attempt == 2 else { continue }
             guard bytes[12] == 1 else { return nil }  // isInit
             func native32(_ offset: Int) -> UInt32 {
                 bytes[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }

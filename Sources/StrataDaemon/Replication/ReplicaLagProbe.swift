@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 
 /// One replicated store's ``ReplicaLag``, read at most every ``interval`` (the scheduler
-/// samples every 25 ms while work runs), turned into the scheduler's `replication` signal,
+/// samples every 25 ms while work runs; the work then stops within a batch of the reading), turned into the scheduler's `replication` signal,
 /// and logged when its problem or its side of the bound changes.
 public final class ReplicaLagProbe: Sendable {
     /// The store's name (in the reading's label).
@@ -16,7 +16,7 @@ public final class ReplicaLagProbe: Sendable {
     /// `max_lag`, finite for JSON and Prometheus.
     public static let unknownValue = 1e9
     /// The shortest time between two reads of the files.
-    static let interval: Duration = .milliseconds(200)
+    static let interval: Duration = .milliseconds(50)
 
     private struct Cache {
         var lag: ReplicaLag?
