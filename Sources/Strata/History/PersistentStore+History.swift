@@ -76,7 +76,7 @@ extension PersistentStore {
     /// (the daemon's observers) calls it now and then. Returns the gap's token, or nil.
     @discardableResult
     public func recordExternalWrites() throws(HistoryError) -> Int64? {
-        guard !options.readOnly else { return nil }
+        guard !options.readOnly, options.recordsHistory else { return nil }
         do {
             let state = historyState
             // Cheap first look on the writer: nothing moved, nothing to write.

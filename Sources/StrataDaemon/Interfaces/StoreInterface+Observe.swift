@@ -128,7 +128,13 @@ extension StoreInterface {
             var delivered = from
             for transaction in transactions {
                 if lag.overflowed { break }
-                try await replies.progress(.init(transaction: Self.transaction(transaction), token: transaction.token))
+                do {
+                    try await replies.progress(.init(transaction: Self.transaction(transaction), token: transaction.token))
+                } catch {
+                    // The client went away (or was closed for overflow): nobody to tell.
+                    context.logger.debug("observer gone", metadata: ["strata.store": "\(hosted.name)", "strata.error": "\(error)"])
+                    return .init(transaction: nil, token: delivered)
+                }
                 delivered = transaction.token
             }
             if lag.overflowed {

@@ -116,6 +116,19 @@ public final class HostedStore: Sendable {
         }
     }
 
+    /// Runs the daemon's own upkeep (history gaps and retention, ``HistoryPurger``) on the
+    /// store's threads. Not a client request: it does not count as load for the idle
+    /// scheduler, and it does not check the schema (client calls do).
+    func performUpkeep<T: Sendable>(_ body: @escaping @Sendable (PersistentStore) throws -> T) async throws -> T {
+        guard let store, case .ready = state else { throw HostingError.unavailable(store: name, reason: "not open") }
+        guard let executor else { return try body(store) }
+        do {
+            return try await executor.run { try body(store) }
+        } catch is NIOThreadPoolError.ThreadPoolInactive {
+            throw HostingError.unavailable(store: name, reason: HostingError.closedReason)
+        }
+    }
+
     /// Turns a serving store failed: calls are refused with `reason` until a reload reopens it.
     func markFailed(_ reason: String) {
         shared.withLock { shared in

@@ -95,10 +95,13 @@ public actor IdleScheduler: DeferredWorkScheduler {
             runtimeMark = now
         }
         decide(at: now)
-        // Never while deferred work runs: the writer is the finisher's, and a tick must not wait.
-        if work == nil { for hosted in all { await HistoryPurger.recordExternalWrites(hosted) } }
+        // History upkeep (gaps; retention when idle) runs beside the tick, never while
+        // deferred work runs (the writer is the finisher's).
+        if work == nil {
+            let idle = verdict.allowsWork && detector.settings.enabled && gate.allowsIdleWork
+            for hosted in all { HistoryPurger.start(hosted, purge: idle) }
+        }
         guard verdict.allowsWork, detector.settings.enabled, work == nil, gate.allowsIdleWork else { return }
-        for hosted in all { _ = await HistoryPurger.purgeOneBatch(hosted) }
         let pending = all.contains { wantsTurn($0, at: now) }
         // "No deferred work pending" only when no store has any (not when a request runs it).
         nothingPending = !pending && all.allSatisfy { $0.state != .ready || $0.pendingTasks().isEmpty }
