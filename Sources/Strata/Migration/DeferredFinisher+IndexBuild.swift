@@ -235,9 +235,8 @@ extension DeferredFinisher {
         guard var build = state.build, let sourceTable = build.sourceTable, let sourceIndex = build.sourceIndex else { return nil }
         let started = ContinuousClock.now
         let t = quoteIdentifier(sourceTable), source = quoteIdentifier(sourceIndex)
-        let columns = index.columns.map { quoteIdentifier($0.name) }
-        let tuple = "(\((columns + ["rowid"]).joined(separator: ", ")))"
-        let order = (columns + ["rowid"]).joined(separator: ", ")
+        let cursor = KeysetCursor(source: "\(t) INDEXED BY \(source)",
+                                  columns: index.columns.map { KeysetCursor.Column(expression: quoteIdentifier($0.name)) } + [KeysetCursor.Column(expression: "rowid")])
         if build.sourceCursor == nil {
             let nulls = index.columns.map { "\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ")
             if try exists("SELECT 1 FROM \(t) INDEXED BY \(source) WHERE \(nulls)") { return false }
@@ -252,18 +251,16 @@ extension DeferredFinisher {
             let done: Bool, count: Int64
             do {
                 (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
-                let cursor = build.sourceCursor?.map(\.databaseValue)
-                let lower = cursor == nil ? "" : "\(tuple) > (\(Array(repeating: "?", count: cursor!.count).joined(separator: ", "))) AND "
-                let lowerArguments = StatementArguments(cursor ?? [])
-                let upper = try Row.fetchOne(db, sql: "SELECT \(order) FROM \(t) INDEXED BY \(source) WHERE \(lower)1 ORDER BY \(order) LIMIT 1 OFFSET ?",
-                                             arguments: lowerArguments + [size - 1])
-                let upperValues = upper.map { row in (0..<row.count).map { row[$0] as DatabaseValue } }
+                // A seek per key level (``KeysetCursor``): a batch's cost does not grow with its key group.
+                let position = build.sourceCursor?.map(\.databaseValue)
+                let upperValues = try cursor.entry(size, after: position, in: db)
+                let (entries, arguments) = cursor.entries(after: position, limit: size)
                 let names = (index.columns.indices.map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
-                let bound = upperValues == nil ? "" : "\(tuple) <= (\(Array(repeating: "?", count: upperValues!.count).joined(separator: ", "))) AND "
+                let selected = cursor.names.map { "\"\($0)\"" }.joined(separator: ", ")
                 try db.execute(sql: """
-                    INSERT INTO \(quoteIdentifier(build.container)) (\(names)) SELECT \(order) FROM \(t) INDEXED BY \(source)
-                    WHERE \(lower)\(bound)rowid NOT IN (SELECT "rid" FROM \(quoteIdentifier(build.changes))) ORDER BY \(order) ON CONFLICT DO NOTHING
-                    """, arguments: lowerArguments + StatementArguments(upperValues ?? []))
+                    INSERT INTO \(quoteIdentifier(build.container)) (\(names)) SELECT \(selected) FROM (\(entries))
+                    WHERE "\(cursor.names.last!)" NOT IN (SELECT "rid" FROM \(quoteIdentifier(build.changes))) ON CONFLICT DO NOTHING
+                    """, arguments: arguments)
                 let inserted = Int64(db.changesCount)
                 candidate.sourceCursor = upperValues?.map(DeferredLedger.StoredValue.init)
                 next.build = candidate
