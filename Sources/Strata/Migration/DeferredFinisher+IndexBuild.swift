@@ -190,29 +190,21 @@ extension DeferredFinisher {
         let total = try buffer.sortedCount()
         try attach(buffer)
         defer { detach() }
-        while (build.appended ?? 0) < total {
-            guard await mayContinue() else { return park(buffer, build) }
-            let batchStart = ContinuousClock.now
+        let appended = (build.appended ?? 0) >= total ? true : try await runBatches(step) { size in
             let after = build.appended ?? 0
-            let upper = min(total, after + Int64(step.counters.batchSize))
+            let upper = min(total, after + Int64(size))
             var candidate = build
             candidate.appended = upper
             var next = state
             next.build = candidate
             next.rowsDone += upper - after
-            do {
-                try appendBatch(buffer, build: candidate, after: after, upTo: upper, state: next, step: step)
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return park(buffer, build) }
-                continue
-            }
+            try appendBatch(buffer, build: candidate, after: after, upTo: upper, state: next, step: step)
             build = candidate
             state = next
-            finishedBatch(step, started: batchStart, rows: upper - after, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")
-            guard await pause() else { return park(buffer, build) }
+            return BatchOutcome(rows: upper - after, rowsDone: state.rowsDone, done: upper >= total)
         }
+        guard appended else { return park(buffer, build) }
         lap("append")
         // 4. The container becomes the index, unless a NULL key appeared.
         guard await mayContinue() else { return park(buffer, build) }
@@ -242,15 +234,10 @@ extension DeferredFinisher {
             if try exists("SELECT 1 FROM \(t) INDEXED BY \(source) WHERE \(nulls)") { return false }
         }
         step.counters.batchSize = Counters.initialBatchSize
-        while true {
-            guard await mayContinue() else { return nil }
-            let batchStart = ContinuousClock.now
-            let size = step.counters.batchSize
+        let streamed = try await runBatches(step) { size in
             var next = state
             var candidate = build
-            let done: Bool, count: Int64
-            do {
-                (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
+            let (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
                 // A seek per key level (``KeysetCursor``): a batch's cost does not grow with its key group.
                 let position = build.sourceCursor?.map(\.databaseValue)
                 let upperValues = try cursor.entry(size, after: position, in: db)
@@ -267,19 +254,13 @@ extension DeferredFinisher {
                 next.rowsDone += inserted
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 return (upperValues == nil, inserted)
-                }
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return nil }
-                continue
             }
             build = candidate
             state = next
-            finishedBatch(step, started: batchStart, rows: count, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")
-            if done { break }
-            guard await pause() else { return nil }
+            return BatchOutcome(rows: count, rowsDone: state.rowsDone, done: done)
         }
+        guard streamed else { return nil }
         guard await mayContinue() else { return nil }
         let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
         if placed {

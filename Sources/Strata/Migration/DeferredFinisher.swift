@@ -51,6 +51,11 @@ struct DeferredFinisher {
         var lastBatch: Duration = .zero
         /// Cost delay slept so far.
         var paused: Duration = .zero
+        /// The batch in flight is an idle batch: no client call was in flight when it began
+        /// (``FinishOptions/clientsActive``), so it has ``FinishOptions/idleBatchBudget``.
+        var idle = false
+        /// Idle batches that gave way to a client.
+        var yielded = 0
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -102,6 +107,7 @@ struct DeferredFinisher {
         report.tasksRemaining = try readEntries().count
         report.seconds = (ContinuousClock.now - start).seconds
         report.pauseSeconds = pacing.paused.seconds
+        report.batchesYielded = pacing.yielded
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
@@ -194,7 +200,8 @@ struct DeferredFinisher {
             return result
         }
         if interruptible, let interrupter = session.interrupter {
-            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
+            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : currentBudget * 1.5,
+                                            yieldIf: pacing.idle ? options.clientsActive : nil) { disarm in try run(disarm) }
         }
         return try run {}
     }
@@ -209,14 +216,14 @@ struct DeferredFinisher {
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
-        if held > options.batchBudget * 2 {
+        if held > currentBudget * 2 {
             var metadata: Logger.Metadata = [
                 "strata.step": "\(label)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
-                "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
+                "strata.budget_ms": "\(Int(currentBudget.milliseconds))",
             ]
             // The commit's share: writing the batch's pages to the WAL is not interruptible.
             if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(String(format: "%.1f", commit.milliseconds))" }
-            store.logger.log(level: held > options.batchBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: metadata)
+            store.logger.log(level: held > currentBudget * 5 ? .notice : .info, "deferred work held the write lock longer than its budget", metadata: metadata)
         }
         return result
     }
@@ -233,15 +240,16 @@ struct DeferredFinisher {
     /// lock) buys a longer pause and the work's share of the machine stays near
     /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
     /// asked between them: a pause never delays stopping. Returns whether to go on.
+    /// No cost delay after an idle batch: nobody waits (``FinishOptions/clientsActive``).
     func pause() async -> Bool {
-        guard options.pauseBetweenBatches > .zero else {
+        guard options.pauseBetweenBatches > .zero, !pacing.idle else {
             await Task.yield()
             return await mayContinue()
         }
         let clock = ContinuousClock()
         let started = clock.now
         defer { pacing.paused += clock.now - started }
-        let ratio = min(10, max(0, pacing.lastBatch / options.batchBudget))
+        let ratio = min(10, max(0, pacing.lastBatch / currentBudget))
         let until = started + options.pauseBetweenBatches * ratio
         while clock.now < until {
             guard await mayContinue() else { return false }
@@ -256,7 +264,7 @@ struct DeferredFinisher {
     /// throughput.
     func adapt(_ counters: Counters, elapsed: Duration, limit: Int = 200_000) {
         pacing.lastBatch = elapsed
-        let budget = 0.6 * options.batchBudget.seconds
+        let budget = 0.6 * currentBudget.seconds
         let took = max(1e-5, elapsed.seconds)
         let scaled = Double(counters.batchSize) * min(1.5, max(0.25, budget / took))
         counters.batchSize = Int(min(Double(limit), max(16, scaled)))

@@ -67,16 +67,29 @@ public struct FinishOptions: Sendable {
     /// stops the work, so that a stop does not wait for the rest of the batch. (The idle
     /// scheduler's pause: its gate closed, or clients came back.)
     public var interruptRequested: @Sendable () -> Bool
+    /// Whether a client call is in flight for the store now (cheap, must not sleep; nil:
+    /// unknown, every batch keeps to ``batchBudget``). While it answers false, batches may take
+    /// up to ``idleBatchBudget`` and no cost delay is slept: nobody waits for the write lock.
+    /// It is asked again at every progress callback of such an idle batch: a client's arrival
+    /// aborts the batch (rolled back, run again at the normal size), so that the client waits
+    /// about as long as behind a batch of ``batchBudget``.
+    public var clientsActive: (@Sendable () -> Bool)?
+    /// The time budget of a batch while no client call is in flight (see ``clientsActive``;
+    /// default 250 ms).
+    public var idleBatchBudget: Duration
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
                 maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
-                interruptRequested: @escaping @Sendable () -> Bool = { false }) {
+                interruptRequested: @escaping @Sendable () -> Bool = { false },
+                clientsActive: (@Sendable () -> Bool)? = nil, idleBatchBudget: Duration = .milliseconds(250)) {
         self.batchBudget = batchBudget
         self.pauseBetweenBatches = pauseBetweenBatches
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
         self.interruptRequested = interruptRequested
+        self.clientsActive = clientsActive
+        self.idleBatchBudget = max(idleBatchBudget, batchBudget)
     }
 }
 
@@ -106,4 +119,7 @@ public struct FinishReport: Sendable, Hashable, Codable {
     public var stoppedEarly: Bool
     /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
     public var pauseSeconds: Double = 0
+    /// Idle batches that gave way to a client's arrival (rolled back and run again at the
+    /// normal size; see ``FinishOptions/clientsActive``).
+    public var batchesYielded: Int = 0
 }
