@@ -132,14 +132,15 @@ struct DeferredFinisher {
         return session
     }
 
-    /// Sort buffers (`STORE-_strata_sorted_<index>.sort`) that this store object does not hold
-    /// are left over by a crash or an abandoned build: removed (a build collects again into a
-    /// new buffer when it resumes).
+    /// Sort buffers (`STORE-_strata_sorted_<index>.sort`) that neither this store object holds
+    /// nor a build in the ledger names are left over by an abandoned build: removed. A build's
+    /// own buffer is kept through a crash or a close: the build resumes from it.
     private func removeStaleSortBuffers() {
         let directory = store.url.deletingLastPathComponent()
         let prefix = store.url.lastPathComponent + "-_strata_sorted_"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        let kept = store.indexBuffers.withLock { Set($0.values.map(\.path)) }
+        let building = ((try? readEntries()) ?? []).compactMap { $0.progress.build.map { sortBufferPath($0.container) } }
+        let kept = store.indexBuffers.withLock { Set($0.values.map(\.path)) }.union(building)
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(".sort") {
             let path = directory.appendingPathComponent(name).path
             if !kept.contains(path) { try? FileManager.default.removeItem(atPath: path) }
