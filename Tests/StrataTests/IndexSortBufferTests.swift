@@ -95,6 +95,22 @@ struct IndexSortBufferTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test("a build over more rows than a run sorts several runs and merges them into the index's order")
+    func buildMergesSeveralRuns() async throws {
+        let directory = TemporaryDirectory("sortruns")
+        let url = directory.file("store.sqlite")
+        let rows = IndexSortBuffer.runSize * 2 + 1000
+        try DeferredBoundedStepsTests.seed(rows, at: url)
+        let store = try PersistentStore.open(at: url, model: DeferredBoundedStepsTests.byScore, options: StoreOptions(migration: .deferred))
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5)))
+        #expect(report.tasksRemaining == 0)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk FROM Item INDEXED BY Item_byScore ORDER BY score DESC, _pk")
+        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk FROM Item NOT INDEXED ORDER BY score DESC, _pk")
+        #expect(viaIndex == viaTable && viaIndex.count == rows)
+        try store.close()
+    }
+
     @Test("an index build stopped while merging, its store closed and reopened, resumes from its runs and merged positions")
     func buildResumesAfterClose() async throws {
         let directory = TemporaryDirectory("sortresume")
