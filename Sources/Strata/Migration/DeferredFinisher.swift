@@ -241,9 +241,10 @@ struct DeferredFinisher {
     /// lock) buys a longer pause and the work's share of the machine stays near
     /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
     /// asked between them: a pause never delays stopping. Returns whether to go on.
-    /// No cost delay after an idle batch: nobody waits (``FinishOptions/clientsActive``).
+    /// After an idle batch the delay scales with the idle budget: the work's share of the
+    /// machine stays what the operator set (``FinishOptions/pauseBetweenBatches``).
     func pause() async -> Bool {
-        guard options.pauseBetweenBatches > .zero, !pacing.idle else {
+        guard options.pauseBetweenBatches > .zero else {
             await Task.yield()
             return await mayContinue()
         }

@@ -69,7 +69,8 @@ public struct FinishOptions: Sendable {
     public var interruptRequested: @Sendable () -> Bool
     /// Whether a client call is in flight for the store now (cheap, must not sleep; nil:
     /// unknown, every batch keeps to ``batchBudget``). While it answers false, batches may take
-    /// up to ``idleBatchBudget`` and no cost delay is slept: nobody waits for the write lock.
+    /// up to ``idleBatchBudget`` (nobody waits for the write lock); the cost delay after one
+    /// scales with that budget, so the work's share of the machine is unchanged.
     /// It is asked again at every progress callback of such an idle batch: a client's arrival
     /// aborts the batch (rolled back, run again at the normal size), so that the client waits
     /// about as long as behind a batch of ``batchBudget``.
