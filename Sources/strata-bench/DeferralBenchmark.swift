@@ -164,7 +164,7 @@ struct DeferralBenchmark: AsyncParsableCommand {
     static func ms(_ d: Duration) -> Double { round(d.milliseconds) }
     static func round(_ x: Double) -> Double { (x * 100).rounded() / 100 }
 
-    static func createSeed(at url: URL, rows: Int, logger: Logger) throws {
+    static func createSeed(at url: URL, rows: Int, distinctKeys: Int = 1000, logger: Logger) throws {
         let store = try PersistentStore.open(at: url, model: v1, options: StoreOptions(logger: logger))
         let owners = max(1, rows / 100)
         try store.database.write { db in
@@ -173,7 +173,7 @@ struct DeferralBenchmark: AsyncParsableCommand {
             let item = try db.makeStatement(sql: "INSERT INTO Item(_pk, name, payload, rank, legacyNote, legacyScore, owner_id, owner_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
             let payload = String(repeating: "strata-payload-", count: 12)
             for i in 1...rows {
-                try item.execute(arguments: [i, "item \(i)", payload + String(i), i % 1000, "legacy note \(i)", i * 7, 1 + i % owners, i / owners])
+                try item.execute(arguments: [i, "item \(i)", payload + String(i), i % distinctKeys, "legacy note \(i)", i * 7, 1 + i % owners, i / owners])
             }
         }
         try store.checkpoint()

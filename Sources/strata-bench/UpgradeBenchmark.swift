@@ -26,6 +26,13 @@ struct UpgradeBenchmark: AsyncParsableCommand {
               sync      defer_cleanup: false, backup: false: ready_sync_ms
               cli       deferral on, then the sqlite3 CLI runs ALTER TABLE … DROP COLUMN ×3 and CREATE INDEX \
             under the live daemon with the clients writing: sqlite_cli_ms
+              idle      nobody writing: FinishDeferred(now, wait) right after READY=1: finish_idle_ms, \
+            per-task times and rows (row_writes_per_row), stratad's write_bytes, the file size after
+              cli_idle  nobody writing, no daemon: the same sqlite3 CLI change: sqlite_cli_idle_ms
+              manual    nobody writing, no daemon: the change by hand in one transaction (new table, \
+            INSERT … SELECT, drop, rename, indexes): manual_rewrite_ms, the floor
+
+            --distinct-keys sets the distinct values of the new index's column (rank; default 1,000).
 
             --clients clients each update a random row of their own every --interval-ms over the \
             data socket (one connection each). Latency is measured per request, round trip. \
@@ -41,16 +48,18 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Option(name: .long, help: "The stratad executable (default: next to this binary).") var stratad: String?
     @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs (default: none, seed every run).")
     var seedCache: String?
-    @Option(name: .long, help: "Runs to make, comma-separated: deferred, default, sync, cli.") var runs = "deferred,default,sync,cli"
+    @Option(name: .long, help: "Runs to make, comma-separated: deferred, default, sync, cli, idle, cli_idle, manual.") var runs = "deferred,default,sync,cli"
+    @Option(name: .customLong("distinct-keys"), help: "Distinct values of the new index's column (rank).") var distinctKeys = 1000
     @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
     @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 20ms).") var batchBudget: String?
     @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 10ms).") var pauseBetweenBatches: String?
     @OptionGroup var options: BenchOptions
 
-    static let allRuns = ["deferred", "default", "sync", "cli"]
+    static let allRuns = ["deferred", "default", "sync", "cli", "idle", "cli_idle", "manual"]
 
     func validate() throws {
         guard rows >= 1000 else { throw ValidationError("--rows must be at least 1000") }
+        guard distinctKeys >= 1, distinctKeys <= rows else { throw ValidationError("--distinct-keys must be between 1 and --rows") }
         guard clients > 0, interval >= 0, idleSeconds > 0 else { throw ValidationError("--clients, --interval-ms and --idle-s must be positive") }
         for run in runs.split(separator: ",") where !Self.allRuns.contains(String(run)) {
             throw ValidationError("--runs: unknown run '\(run)'; choose from \(Self.allRuns.joined(separator: ", "))")
@@ -71,7 +80,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         let loadStart = Self.loadAverage()
 
         let models = try Self.writeModels(in: directory.url)
-        let seed = try UpgradeSeed.prepare(rows: rows, cache: seedCache.map { URL(filePath: $0) }, directory: directory.url, logger: logger, progress: progress)
+        let seed = try UpgradeSeed.prepare(rows: rows, distinctKeys: distinctKeys, cache: seedCache.map { URL(filePath: $0) }, directory: directory.url, logger: logger, progress: progress)
         let sizeMB = Double((try FileManager.default.attributesOfItem(atPath: seed.path)[.size] as? NSNumber)?.intValue ?? 0) / 1_048_576
         let sockets = URL(filePath: "/tmp/sbu-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: sockets, withIntermediateDirectories: true)
@@ -80,6 +89,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         var results = UpgradeResults(rows: rows, clients: clients, interval: interval, storeMB: sizeMB, loadStart: loadStart)
         results.batchBudget = batchBudget ?? "20ms"
         results.pause = pauseBetweenBatches ?? "10ms"
+        results.distinctKeys = distinctKeys
 
         if selected.contains("deferred") {
             progress.say("deferred: exec → READY=1 with defer_cleanup, no backup…")
@@ -161,6 +171,9 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             daemon.stop()
             try Self.remove(store)
         }
+        if !selected.isDisjoint(with: ["idle", "cli_idle", "manual"]) {
+            results.idleRuns = try await runIdle(selected, seed: seed, launcher: launcher, directory: directory.url, progress: progress)
+        }
         results.loadEnd = Self.loadAverage()
         if trace {
             let formatter = ISO8601DateFormatter()
@@ -177,6 +190,50 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             print(results.text)
         }
     }
+
+    /// The runs with nobody writing (see ``UpgradeIdleFigures``).
+    func runIdle(_ selected: Set<String>, seed: URL, launcher: Launcher, directory: URL, progress: Progress) async throws -> UpgradeIdleFigures {
+        var figures = UpgradeIdleFigures()
+        if selected.contains("idle") {
+            progress.say("idle: FinishDeferred with nobody writing…")
+            let store = try DeferralBenchmark.copy(seed, to: directory.appending(path: "idle.sqlite"))
+            let daemon = try launcher.launch("idle", store: store, deferCleanup: true, backup: false,
+                                             scheduler: ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches].compactMapValues { $0 })
+            let before = UpgradeIdleFigures.writtenMB(pid: daemon.pid) ?? 0
+            let finish = try await launcher.finishDeferred()
+            figures.finish = finish.elapsed
+            figures.finishWrittenMB = UpgradeIdleFigures.writtenMB(pid: daemon.pid).map { $0 - before }
+            figures.finishTasks = UpgradeIdleFigures.tasks(daemon.log)
+            daemon.stop()
+            figures.finishFileMB = UpgradeIdleFigures.fileMB(store)
+            try Self.remove(store)
+        }
+        for (run, sql) in [("cli_idle", Self.cliSQL), ("manual", selected.contains("manual") ? try UpgradeIdleFigures.manualRewriteSQL(in: directory) : "")]
+        where selected.contains(run) {
+            progress.say("\(run): the change by the sqlite3 CLI with nobody writing…")
+            let store = try DeferralBenchmark.copy(seed, to: directory.appending(path: "\(run).sqlite"))
+            // Opened (and migrated to Bench 2 with deferral) by no one: the CLI sees Bench 1's tables.
+            let before = UpgradeIdleFigures.childrenWrittenMB()
+            let started = ContinuousClock.now
+            try DeferralBenchmark.runSQLiteCLI(store, sql: sql)
+            let took = ContinuousClock.now - started
+            let written = UpgradeIdleFigures.childrenWrittenMB() - before
+            if run == "manual" {
+                (figures.manual, figures.manualWrittenMB, figures.manualFileMB) = (took, written, UpgradeIdleFigures.fileMB(store))
+            } else {
+                (figures.cli, figures.cliWrittenMB, figures.cliFileMB) = (took, written, UpgradeIdleFigures.fileMB(store))
+            }
+            try Self.remove(store)
+        }
+        return figures
+    }
+
+    static let cliSQL = """
+        ALTER TABLE "Item" DROP COLUMN "legacyNote";
+        ALTER TABLE "Item" DROP COLUMN "legacyScore";
+        ALTER TABLE "Item" DROP COLUMN "owner_order";
+        CREATE INDEX "Item_byRank" ON "Item" ("rank");
+        """
 
     // MARK: - Helpers
 

@@ -30,6 +30,9 @@ struct UpgradeResults {
     var rssDefault: Double?
     var verification: UpgradeVerification?
     var backupCheck: UpgradeVerification.Backup?
+    var distinctKeys = 1000
+    /// The runs with nobody writing.
+    var idleRuns: UpgradeIdleFigures?
 
     static func ms(_ d: Duration?) -> Any { d.map { ($0.milliseconds * 10).rounded() / 10 } ?? NSNull() }
     static func ms(_ microseconds: Double) -> Double { (microseconds / 10).rounded() / 100 }
@@ -79,6 +82,8 @@ struct UpgradeResults {
             object["backup_rows"] = backupCheck.rows
             object["backup_quick_check"] = backupCheck.quickCheck
         }
+        object["distinct_keys"] = distinctKeys
+        if let idleRuns { object.merge(idleRuns.json(rows: rows)) { $1 } }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
@@ -94,7 +99,7 @@ struct UpgradeResults {
         }
         var lines = [
             "strata-bench upgrade",
-            "rows=\(rows) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) pause=\(pause) load=\(loadStart)→\(loadEnd)",
+            "rows=\(rows) distinct_keys=\(distinctKeys) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) pause=\(pause) load=\(loadStart)→\(loadEnd)",
             "machine: \(MachineDescription.current.summary)",
             "",
             "exec → READY=1, deferral, no backup     \(time(readyDeferred))   target ≤ 100 ms: \(readyDeferred.map { check($0.milliseconds <= 100) } ?? "–")",
@@ -125,6 +130,7 @@ struct UpgradeResults {
         if let b = backupCheck {
             lines.append("backup: \(b.found ? String(format: "%.0f MB, %d rows, quick_check %@", b.megabytes, b.rows, b.quickCheck) : "not found"): \(b.passed && b.rows == rows ? "ok" : "FAILED")")
         }
+        if let idleRuns { lines += idleRuns.text(rows: rows) }
         return lines.joined(separator: "\n")
     }
 }

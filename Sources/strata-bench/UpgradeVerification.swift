@@ -6,20 +6,22 @@ import Strata
 /// The seed store of the upgrade benchmark, created once per row count and kept in a cache
 /// directory when one is given.
 enum UpgradeSeed {
-    static func prepare(rows: Int, cache: URL?, directory: URL, logger: Logger, progress: Progress) throws -> URL {
+    static func prepare(rows: Int, distinctKeys: Int = 1000, cache: URL?, directory: URL, logger: Logger, progress: Progress) throws -> URL {
         let folder = cache ?? directory
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The model's checksum in the name: a cached seed of another Bench 1 is never reused.
         let tag = DeferralBenchmark.v1.checksum.filter { $0.isLetter || $0.isNumber }.prefix(8)
-        let seed = folder.appending(path: "upgrade-seed-\(rows)-\(tag).sqlite")
+        // The number of distinct ranks in the name when it is not the usual 1,000.
+        let keys = distinctKeys == 1000 ? "" : "-k\(distinctKeys)"
+        let seed = folder.appending(path: "upgrade-seed-\(rows)\(keys)-\(tag).sqlite")
         if FileManager.default.fileExists(atPath: seed.path) {
             progress.say("seed: reusing \(seed.path)")
             return seed
         }
         progress.say("seed: creating a Bench 1 store with \(rows) items at \(seed.path)…")
-        let partial = folder.appending(path: "upgrade-seed-\(rows)-\(tag).partial.sqlite")
+        let partial = folder.appending(path: "upgrade-seed-\(rows)\(keys)-\(tag).partial.sqlite")
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
-        try DeferralBenchmark.createSeed(at: partial, rows: rows, logger: logger)
+        try DeferralBenchmark.createSeed(at: partial, rows: rows, distinctKeys: distinctKeys, logger: logger)
         try FileManager.default.moveItem(at: partial, to: seed)
         return seed
     }

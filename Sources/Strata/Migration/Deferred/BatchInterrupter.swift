@@ -21,10 +21,16 @@ final class BatchInterrupter: Sendable {
         var fired = false
         var deadline: ContinuousClock.Instant?
         var overran = false
+        var yieldIf: (@Sendable () -> Bool)?
+        var yielded = false
     }
 
     /// A batch that ran past its deadline: rolled back; run a smaller one.
     struct Overrun: Error {}
+
+    /// An idle batch (one that may run past the normal budget while no client call is in
+    /// flight) that gave way to a client's arrival: rolled back; run one of the normal size.
+    struct Yielded: Error {}
 
     init(_ check: @escaping @Sendable () -> Bool) { self.check = check }
 
@@ -34,10 +40,17 @@ final class BatchInterrupter: Sendable {
     /// Runs `body` on `db` with the handler installed; `body` calls `disarm()` when it is about
     /// to commit. A batch still running after `limit` is aborted too, and ``Overrun`` thrown:
     /// a slow disk or a descheduled thread then costs one rolled-back batch, not a long hold of
-    /// the write lock.
-    func guarding<T>(_ db: Database, limit: Duration? = nil, _ body: (_ disarm: () -> Void) throws -> T) throws -> T {
+    /// the write lock. With `yieldIf` (an idle batch), the batch is aborted too as soon as
+    /// `yieldIf` answers true — checked at every progress callback, a few thousand SQLite
+    /// instructions apart — and ``Yielded`` thrown: a client that arrives waits for the
+    /// rollback, not for the rest of a long batch.
+    func guarding<T>(_ db: Database, limit: Duration? = nil, yieldIf: (@Sendable () -> Bool)? = nil,
+                     _ body: (_ disarm: () -> Void) throws -> T) throws -> T {
         let now = ContinuousClock.now
-        state.withLock { $0.armed = true; $0.lastCheck = now; $0.deadline = limit.map { now + $0 }; $0.overran = false }
+        state.withLock {
+            $0.armed = true; $0.lastCheck = now; $0.deadline = limit.map { now + $0 }; $0.overran = false
+            $0.yieldIf = yieldIf; $0.yielded = false
+        }
         let context = Unmanaged.passRetained(self)
         sqlite3_progress_handler(db.sqliteConnection, 4_000, { context in
             guard let context else { return 0 }
@@ -46,18 +59,25 @@ final class BatchInterrupter: Sendable {
         defer {
             CallDeadline.install(on: db)   // the connection's own handler (calls' deadlines) again
             context.release()
-            state.withLock { $0.armed = false }
+            state.withLock { $0.armed = false; $0.yieldIf = nil }
         }
         do {
             return try body { self.state.withLock { $0.armed = false } }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && state.withLock({ $0.overran }) {
             throw Overrun()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && state.withLock({ $0.yielded }) {
+            throw Yielded()
         }
     }
 
     private func shouldInterrupt() -> Bool {
+        let yieldIf = state.withLock { state in state.armed && !state.fired && !state.overran && !state.yielded ? state.yieldIf : nil }
+        if let yieldIf, yieldIf() {
+            state.withLock { $0.yielded = true }
+            return true
+        }
         let due = state.withLock { state -> Bool in
-            guard state.armed, !state.fired, !state.overran else { return false }
+            guard state.armed, !state.fired, !state.overran, !state.yielded else { return false }
             let now = ContinuousClock.now
             if let deadline = state.deadline, now > deadline {
                 state.overran = true
@@ -67,7 +87,7 @@ final class BatchInterrupter: Sendable {
             state.lastCheck = now
             return true
         }
-        if state.withLock({ $0.overran }) { return true }
+        if state.withLock({ $0.overran || $0.yielded }) { return true }
         guard due, check() else { return false }
         state.withLock { $0.fired = true }
         return true

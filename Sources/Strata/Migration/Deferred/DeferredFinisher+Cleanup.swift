@@ -24,21 +24,10 @@ extension DeferredFinisher {
             state = try retireIndexes(step, table: table, plan: plan, state: state)
             step.counters.batchSize = Counters.initialBatchSize
         }
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
+        return try await runBatches(step) { size in
             let before = state.rowsDone
-            let remaining: Bool
-            do {
-                remaining = try dropBatch(table, size: step.counters.batchSize, state: &state, step: step)
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return false }
-                continue
-            }
-            finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: !remaining)
-            if !remaining { return true }
-            guard await pause() else { return false }
+            let remaining = try dropBatch(table, size: size, state: &state, step: step)
+            return BatchOutcome(rows: state.rowsDone - before, rowsDone: state.rowsDone, done: !remaining, reportsDone: !remaining)
         }
     }
 
@@ -70,21 +59,10 @@ extension DeferredFinisher {
     /// Deletes the rows with a NULL index key, scanning the table in rowid order a batch at a
     /// time (progress in `lastKey`); returns false when stopped before the end.
     private func deleteRowsWithNullKeys(_ step: TaskStep, table: String, predicate: String, state: inout DeferredLedger.Progress) async throws -> Bool {
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
+        try await runBatches(step) { size in
             let before = state.rowsDone
-            let done: Bool
-            do {
-                done = try nullKeyBatch(table, predicate: predicate, size: step.counters.batchSize, state: &state, step: step)
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return false }
-                continue
-            }
-            finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
-            if done { return true }
-            guard await pause() else { return false }
+            let done = try nullKeyBatch(table, predicate: predicate, size: size, state: &state, step: step)
+            return BatchOutcome(rows: state.rowsDone - before, rowsDone: state.rowsDone, done: done)
         }
     }
 
@@ -195,21 +173,9 @@ extension DeferredFinisher {
     /// instructions: one such batch held the write lock 422.7 ms at 4M rows.
     func runVacuum(_ step: TaskStep) async throws -> Bool {
         step.counters.batchSize = 128   // pages, at most, in the first batch (then adapted)
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
-            let more: Bool
-            do {
-                more = try vacuumBatch(pages: step.counters.batchSize, step: step)
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return false }
-                continue
-            }
-            finishedBatch(step, started: batchStart, rows: 0, rowsDone: 0, done: !more, limit: 8192)
-            if !more { return true }
-            FaultInjection.point("vacuum.between-batches")
-            guard await pause() else { return false }
+        return try await runBatches(step, limit: 8192, between: "vacuum.between-batches") { pages in
+            let more = try vacuumBatch(pages: pages, step: step)
+            return BatchOutcome(rows: 0, rowsDone: 0, done: !more, reportsDone: !more)
         }
     }
 
@@ -217,7 +183,7 @@ extension DeferredFinisher {
     /// returns whether free pages remain.
     private func vacuumBatch(pages: Int, step: TaskStep) throws -> Bool {
         let id = step.id
-        let target = options.batchBudget * 0.6
+        let target = currentBudget * 0.6
         return try writer { db in
             try inBatchTransaction(step.session, db, interruptible: true) {
                 let start = ContinuousClock.now

@@ -183,24 +183,11 @@ extension DeferredFinisher {
     /// false when stopped before the end.
     func copyIntoSideTable(_ side: SideTable, state: inout DeferredLedger.Progress, cursor: WritableKeyPath<DeferredLedger.Progress, Int64?> = \.lastKey,
                            step: TaskStep, faultPrefix: String) async throws -> Bool {
-        while true {
-            guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
+        try await runBatches(step, between: "\(faultPrefix).between-batches") { size in
             var next = state
-            let size = step.counters.batchSize
-            let done: Bool
-            do {
-                done = try sideCopyBatch(side, next: &next, cursor: cursor, size: size, step: step, faultPrefix: faultPrefix)
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return false }
-                continue
-            }
-            finishedBatch(step, started: batchStart, rows: next.rowsDone - state.rowsDone, rowsDone: next.rowsDone, done: false)
-            state = next
-            if done { return true }
-            FaultInjection.point("\(faultPrefix).between-batches")
-            guard await pause() else { return false }
+            let done = try sideCopyBatch(side, next: &next, cursor: cursor, size: size, step: step, faultPrefix: faultPrefix)
+            defer { state = next }
+            return BatchOutcome(rows: next.rowsDone - state.rowsDone, rowsDone: next.rowsDone, done: done)
         }
     }
 

@@ -40,10 +40,10 @@ extension DeferredFinisher {
     /// **Sorted build.** Triggers on the table record every changed rowid (`changes`), the
     /// rowids whose key is NULL (`nulls`), and keep a `WITHOUT ROWID` container table (the key
     /// columns, then the rowid: exactly an index's entries) current for changed rows. The
-    /// table's entries are collected, a batch at a time, into an ``IndexSortBuffer`` (reads
-    /// only: no lock held), sorted there in one statement that holds no lock on the store, and
-    /// appended to the container in key order, a batch at a time (rows changed meanwhile are
-    /// the triggers'); a last short transaction turns the container into the index
+    /// table's entries are sorted into runs in an ``IndexSortBuffer`` (reads only: no lock
+    /// held), a run of rows at a time, and the runs merged into the container in key order, a
+    /// batch at a time (``SortedRunMerge``; rows changed meanwhile are the triggers'), every
+    /// step recorded in the ledger; a last short transaction turns the container into the index
     /// (``IndexRelocation``). With a `source` — an index of the live table with the same key
     /// columns, for a rewrite's shadow, which keeps the live table's rowids and values — the
     /// entries are read from it, already in order, instead of being collected and sorted.
@@ -143,13 +143,15 @@ extension DeferredFinisher {
         ]
     }
 
-    /// Collects, sorts, appends, adopts. Returns nil when stopped, false when a NULL key sends
-    /// the build to the fallback, true when the index is in place.
+    /// Sorts the table's entries into runs, merges them into the container, adopts. Returns
+    /// nil when stopped, false when a NULL key sends the build to the fallback, true when the
+    /// index is in place. Every step is durable: a stop, a close or a crash loses at most the
+    /// run being sorted or the batch being merged (``IndexSortBuffer``).
     private func runSortedBuild(_ index: IndexLayout, state: inout DeferredLedger.Progress, step: TaskStep,
                                 adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool? {
-        guard var build = state.build else { return nil }
-        let buffer = try sortBuffer(for: build, index: index, state: &state)
-        build = state.build!
+        guard state.build != nil else { return nil }
+        let buffer = try sortBuffer(for: index, step: step, state: &state)
+        var build = state.build!
         let clock = ContinuousClock()
         var mark = clock.now
         var phases: [String] = []
@@ -158,70 +160,73 @@ extension DeferredFinisher {
             mark = clock.now
             store.logger.info("index build phase done", metadata: ["strata.index": "\(index.name)", "strata.phase": "\(name)"])
         }
-        // 1. Collect the table's entries (the buffer reads the store: no lock), a batch at a time.
-        if !buffer.isSorted {
-            while build.collected != Int64.max {
-                guard await mayContinue() else { return park(buffer, build) }
+        // 1. Sort the table's entries into runs (the buffer reads the store: no lock), a run at a time.
+        if build.collected != Int64.max {
+            while true {
+                guard await mayContinue() else { return nil }
                 let batchStart = ContinuousClock.now
-                let before = build.collected
-                let (upper, sawNull) = try buffer.collect(from: build.table, after: before, size: step.counters.batchSize)
+                let n = build.runs ?? 0
+                guard let (upper, sawNull) = try buffer.sortRun(n, from: build.table, after: build.collected,
+                                                               shouldContinue: options.shouldContinue, interruptRequested: options.interruptRequested) else {
+                    return nil   // stopped: that run is sorted again
+                }
                 if sawNull {
                     store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
-                    buffer.close()
+                    buffer.discard()
                     return false
                 }
+                FaultInjection.point("index.sorted-run")
                 build.collected = upper ?? Int64.max
+                build.runs = n + 1
                 state.build = build
                 try saveBuild(state, step: step)
                 finishedBatch(step, started: batchStart, rows: 0, rowsDone: state.rowsDone, done: false)
                 FaultInjection.point("index.collect")
                 if upper == nil { break }
-                guard await pause() else { return park(buffer, build) }
+                guard await pause() else { return nil }
             }
-            lap("collect")
-            // 2. Sort, holding no lock on the store; a stop interrupts it (it starts over).
-            guard await mayContinue() else { return park(buffer, build) }
-            guard try buffer.sort(shouldContinue: options.shouldContinue, interruptRequested: options.interruptRequested) else { return park(buffer, build) }
             lap("sort")
         }
-        // 3. Append in key order, a batch at a time (the writer attaches the buffer meanwhile).
-        // Appending costs more per entry than collecting: the batch size adapts afresh.
+        // 2. Merge the runs into the container in key order, a batch at a time (the writer
+        // attaches the buffer meanwhile). Merging costs more per entry than sorting: the batch
+        // size adapts afresh.
         step.counters.batchSize = Counters.initialBatchSize
-        let total = try buffer.sortedCount()
+        let runCount = build.runs ?? 0
+        let merge = SortedRunMerge(keys: buffer.keys, lengths: try buffer.runLengths(runCount))
         try attach(buffer)
         defer { detach() }
-        while (build.appended ?? 0) < total {
-            guard await mayContinue() else { return park(buffer, build) }
-            let batchStart = ContinuousClock.now
-            let after = build.appended ?? 0
-            let upper = min(total, after + Int64(step.counters.batchSize))
+        if build.merged?.count != runCount { build.merged = Array(repeating: 0, count: runCount) }
+        let merged = build.merged == merge.lengths ? true : try await runBatches(step) { size in
+            let from = build.merged!
             var candidate = build
-            candidate.appended = upper
             var next = state
-            next.build = candidate
-            next.rowsDone += upper - after
-            do {
-                try appendBatch(buffer, build: candidate, after: after, upTo: upper, state: next, step: step)
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return park(buffer, build) }
-                continue
+            let count: Int64 = try batch(step.session, interruptible: true) { db in
+                let to = try merge.next(after: from, size: size, in: db)
+                let (sql, arguments) = merge.appendSQL(from: from, to: to, container: build.container, changes: build.changes)
+                try db.execute(sql: sql, arguments: arguments)
+                candidate.merged = to
+                next.build = candidate
+                let count = zip(from, to).reduce(Int64(0)) { $0 + $1.1 - $1.0 }
+                next.rowsDone += count
+                try DeferredLedger.saveProgress(next, id: step.id, in: db)
+                return count
             }
             build = candidate
             state = next
-            finishedBatch(step, started: batchStart, rows: upper - after, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")
-            guard await pause() else { return park(buffer, build) }
+            return BatchOutcome(rows: count, rowsDone: state.rowsDone, done: build.merged == merge.lengths)
         }
-        lap("append")
-        // 4. The container becomes the index, unless a NULL key appeared.
-        guard await mayContinue() else { return park(buffer, build) }
+        guard merged else { return nil }
+        lap("merge")
+        // 3. The container becomes the index, unless a NULL key appeared.
+        guard await mayContinue() else { return nil }
         let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
-        buffer.close()
         store.indexBuffers.withLock { _ = $0.removeValue(forKey: build.container) }
+        buffer.discard()
         if placed {
             store.logger.info("built index \(index.name) in key order", metadata: [
-                "strata.table": "\(build.table)", "strata.phases_ms": "\(phases.joined(separator: ","))", "strata.entries": "\(build.appended ?? 0)",
+                "strata.table": "\(build.table)", "strata.phases_ms": "\(phases.joined(separator: ","))",
+                "strata.runs": "\(runCount)", "strata.entries": "\(merge.lengths.reduce(0, +))",
             ])
         }
         return placed
@@ -242,15 +247,10 @@ extension DeferredFinisher {
             if try exists("SELECT 1 FROM \(t) INDEXED BY \(source) WHERE \(nulls)") { return false }
         }
         step.counters.batchSize = Counters.initialBatchSize
-        while true {
-            guard await mayContinue() else { return nil }
-            let batchStart = ContinuousClock.now
-            let size = step.counters.batchSize
+        let streamed = try await runBatches(step) { size in
             var next = state
             var candidate = build
-            let done: Bool, count: Int64
-            do {
-                (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
+            let (done, count) = try batch(step.session, interruptible: true) { db -> (Bool, Int64) in
                 // A seek per key level (``KeysetCursor``): a batch's cost does not grow with its key group.
                 let position = build.sourceCursor?.map(\.databaseValue)
                 let upperValues = try cursor.entry(size, after: position, in: db)
@@ -267,19 +267,13 @@ extension DeferredFinisher {
                 next.rowsDone += inserted
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 return (upperValues == nil, inserted)
-                }
-            } catch is BatchInterrupter.Overrun {
-                overran(step)
-                guard await pause() else { return nil }
-                continue
             }
             build = candidate
             state = next
-            finishedBatch(step, started: batchStart, rows: count, rowsDone: state.rowsDone, done: false)
             FaultInjection.point("index.export")
-            if done { break }
-            guard await pause() else { return nil }
+            return BatchOutcome(rows: count, rowsDone: state.rowsDone, done: done)
         }
+        guard streamed else { return nil }
         guard await mayContinue() else { return nil }
         let placed = try adoptContainer(index, build: build, state: &state, step: step, adopted: adopted)
         if placed {
@@ -290,37 +284,29 @@ extension DeferredFinisher {
         return placed
     }
 
-    /// The buffer kept from an earlier run of this build, or a new one (collection restarts).
-    private func sortBuffer(for build: DeferredLedger.IndexBuildProgress, index: IndexLayout, state: inout DeferredLedger.Progress) throws -> IndexSortBuffer {
-        // The buffer stays with the store while the build uses it: a pause, an interrupted
-        // batch or an error leaves it for the next run.
+    /// The sort buffer's file for the build whose container is `container`.
+    func sortBufferPath(_ container: String) -> String { "\(store.url.path)-\(container).sort" }
+
+    /// The buffer of this build: the one the store holds, or the one an earlier run (this
+    /// process or one before a crash) left in its file, or a new one (sorting starts over;
+    /// entries merged already stay in the container: appending them again changes nothing).
+    private func sortBuffer(for index: IndexLayout, step: TaskStep, state: inout DeferredLedger.Progress) throws -> IndexSortBuffer {
+        let build = state.build!
         if let kept = store.indexBuffers.withLock({ $0[build.container] }) { return kept }
         let keys = try store.database.read { db in try sortKeys(index, table: build.table, in: db) }
-        let buffer = try IndexSortBuffer(path: "\(store.url.path)-\(build.container).sort", storePath: store.url.path, keys: keys)
-        state.build?.collected = nil
-        state.build?.appended = nil
+        let buffer = try IndexSortBuffer(path: sortBufferPath(build.container), storePath: store.url.path, keys: keys,
+                                         identity: "\(step.id) \(build.container)", runs: build.runs ?? 0)
+        if buffer.isNew {
+            state.build?.collected = nil
+            state.build?.runs = nil
+            state.build?.merged = nil
+        }
         store.indexBuffers.withLock { $0[build.container] = buffer }
         return buffer
     }
 
-    /// Stops with the buffer kept (it stays with the store) for the next run; returns nil.
-    private func park(_ buffer: IndexSortBuffer, _ build: DeferredLedger.IndexBuildProgress) -> Bool? {
-        nil
-    }
-
     private func saveBuild(_ state: DeferredLedger.Progress, step: TaskStep) throws {
         try batch(step.session) { db in try DeferredLedger.saveProgress(state, id: step.id, in: db) }
-    }
-
-    /// Appends the sorted entries at positions in (`after`, `upTo`] to the container, skipping the
-    /// rows changed since the build began (the triggers keep theirs), in one transaction with
-    /// the progress.
-    private func appendBatch(_ buffer: IndexSortBuffer, build: DeferredLedger.IndexBuildProgress, after: Int64, upTo: Int64,
-                             state: DeferredLedger.Progress, step: TaskStep) throws {
-        try batch(step.session, interruptible: true) { db in
-            try db.execute(sql: buffer.appendSQL(container: build.container, changes: build.changes), arguments: [after, upTo])
-            try DeferredLedger.saveProgress(state, id: step.id, in: db)
-        }
     }
 
     private func attach(_ buffer: IndexSortBuffer) throws {
@@ -395,7 +381,8 @@ extension DeferredFinisher {
     private func switchToFallback(_ index: IndexLayout, state: DeferredLedger.Progress, step: TaskStep) throws -> DeferredLedger.Progress {
         var next = state
         guard var build = state.build else { return state }
-        store.indexBuffers.withLock { $0.removeValue(forKey: build.container)?.close() }
+        store.indexBuffers.withLock { $0.removeValue(forKey: build.container) }?.close()
+        IndexSortBuffer.remove(sortBufferPath(build.container))
         try batch(step.session) { db in
             try dropTriggers(prefix: "_strata_rw_\(build.container)_", in: db)
             for helper in [build.container, build.changes, build.nulls] where try db.tableExists(helper) {

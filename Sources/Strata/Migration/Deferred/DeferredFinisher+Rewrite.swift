@@ -18,22 +18,12 @@ extension DeferredFinisher {
                     store.logger.info("copied \(rewrite.table) into its shadow", metadata: ["strata.ms": "\(Self.milliseconds(ContinuousClock.now - copyStart))", "strata.rows": "\(state.rowsDone)"])
                 }
             }
-            while true {
-                guard await mayContinue() else { return false }
-                let batchStart = ContinuousClock.now
+            let copied = try await runBatches(step) { size in
                 let before = state.rowsDone
-                let done: Bool
-                do {
-                    done = try copyBatch(rewrite, keyColumn: keyColumn, size: step.counters.batchSize, state: &state, step: step)
-                } catch is BatchInterrupter.Overrun {
-                    overran(step)
-                    guard await pause() else { return false }
-                    continue
-                }
-                finishedBatch(step, started: batchStart, rows: state.rowsDone - before, rowsDone: state.rowsDone, done: false)
-                if done { break }
-                guard await pause() else { return false }
+                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, state: &state, step: step)
+                return BatchOutcome(rows: state.rowsDone - before, rowsDone: state.rowsDone, done: done)
             }
+            guard copied else { return false }
         }
         // The shadow's indexes, once it holds every row: sorted builds, kept current by triggers.
         for index in store.layout.indexes.filter({ $0.table == rewrite.table }).sorted(by: { $0.name < $1.name })

@@ -54,6 +54,11 @@ struct DeferredFinisher {
         var paused: Duration = .zero
         /// The pacing taken from ``FinishOptions/livePacing`` (nil: the options' own).
         var current: FinishPacing?
+        /// The batch in flight is an idle batch: no client call was in flight when it began
+        /// (``FinishOptions/clientsActive``), so it has ``FinishOptions/idleBatchBudget``.
+        var idle = false
+        /// Idle batches that gave way to a client.
+        var yielded = 0
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -105,6 +110,7 @@ struct DeferredFinisher {
         report.tasksRemaining = try readEntries().count
         report.seconds = (ContinuousClock.now - start).seconds
         report.pauseSeconds = pacing.paused.seconds
+        report.batchesYielded = pacing.yielded
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
@@ -130,14 +136,15 @@ struct DeferredFinisher {
         return session
     }
 
-    /// Sort buffers (`STORE-_strata_sorted_<index>.sort`) that this store object does not hold
-    /// are left over by a crash or an abandoned build: removed (a build collects again into a
-    /// new buffer when it resumes).
+    /// Sort buffers (`STORE-_strata_sorted_<index>.sort`) that neither this store object holds
+    /// nor a build in the ledger names are left over by an abandoned build: removed. A build's
+    /// own buffer is kept through a crash or a close: the build resumes from it.
     private func removeStaleSortBuffers() {
         let directory = store.url.deletingLastPathComponent()
         let prefix = store.url.lastPathComponent + "-_strata_sorted_"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        let kept = store.indexBuffers.withLock { Set($0.values.map(\.path)) }
+        let building = ((try? readEntries()) ?? []).compactMap { $0.progress.build.map { sortBufferPath($0.container) } }
+        let kept = store.indexBuffers.withLock { Set($0.values.map(\.path)) }.union(building)
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(".sort") {
             let path = directory.appendingPathComponent(name).path
             if !kept.contains(path) { try? FileManager.default.removeItem(atPath: path) }
@@ -198,7 +205,8 @@ struct DeferredFinisher {
             return result
         }
         if interruptible, let interrupter = session.interrupter {
-            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : options.batchBudget * 1.5) { disarm in try run(disarm) }
+            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : currentBudget * 1.5,
+                                            yieldIf: pacing.idle ? options.clientsActive : nil) { disarm in try run(disarm) }
         }
         return try run {}
     }
@@ -213,16 +221,16 @@ struct DeferredFinisher {
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
-        if held > options.batchBudget * 2 {
+        if held > currentBudget * 2 {
             let step = Self.stepName(label)
             var metadata: Logger.Metadata = [
                 "strata.step": "\(step)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
-                "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
+                "strata.budget_ms": "\(Int(currentBudget.milliseconds))",
             ]
             // The commit's share: writing the batch's pages to the WAL is not interruptible.
             if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(String(format: "%.1f", commit.milliseconds))" }
             // One line per step and store every 30 s, with how many were left out.
-            LogThrottle.deferredWork.log(store.logger, level: held > options.batchBudget * 5 ? .notice : .info,
+            LogThrottle.deferredWork.log(store.logger, level: held > currentBudget * 5 ? .notice : .info,
                                          "deferred work held the write lock longer than its budget",
                                          key: "\(store.url.path)|\(step)", metadata: metadata)
         }
@@ -242,6 +250,8 @@ struct DeferredFinisher {
     /// lock) buys a longer pause and the work's share of the machine stays near
     /// `budget / (budget + pause)`. Slept in slices of at most 2 ms with ``mayContinue()``
     /// asked between them: a pause never delays stopping. Returns whether to go on.
+    /// After an idle batch the delay scales with the idle budget: the work's share of the
+    /// machine stays what the operator set (``FinishOptions/pauseBetweenBatches``).
     func pause() async -> Bool {
         guard options.pauseBetweenBatches > .zero else {
             await Task.yield()
@@ -250,7 +260,7 @@ struct DeferredFinisher {
         let clock = ContinuousClock()
         let started = clock.now
         defer { pacing.paused += clock.now - started }
-        let ratio = min(10, max(0, pacing.lastBatch / options.batchBudget))
+        let ratio = min(10, max(0, pacing.lastBatch / currentBudget))
         let until = started + options.pauseBetweenBatches * ratio
         while clock.now < until {
             guard await mayContinue() else { return false }
@@ -265,7 +275,7 @@ struct DeferredFinisher {
     /// throughput.
     func adapt(_ counters: Counters, elapsed: Duration, limit: Int = 200_000) {
         pacing.lastBatch = elapsed
-        let budget = 0.6 * options.batchBudget.seconds
+        let budget = 0.6 * currentBudget.seconds
         let took = max(1e-5, elapsed.seconds)
         let scaled = Double(counters.batchSize) * min(1.5, max(0.25, budget / took))
         counters.batchSize = Int(min(Double(limit), max(16, scaled)))

@@ -65,10 +65,12 @@ enum DeferredLedger {
         var container: String
         var changes: String
         var nulls: String
-        /// Sorted builds: the last rowid collected, the last sorted position appended (both
-        /// meaningful only while the sort buffer lives: a new buffer starts over).
+        /// Sorted builds: the last rowid sorted into the sort buffer's runs (`Int64.max` once
+        /// the table is done), the runs there, and each run's position merged into the
+        /// container (see ``IndexSortBuffer``, ``SortedRunMerge``).
         var collected: Int64? = nil
-        var appended: Int64? = nil
+        var runs: Int? = nil
+        var merged: [Int64]? = nil
         /// Fallback builds: the side table, its index, the last rowid copied.
         var side: String? = nil
         var sideIndex: String? = nil

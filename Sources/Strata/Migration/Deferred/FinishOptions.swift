@@ -25,15 +25,29 @@ public struct FinishOptions: Sendable {
     /// the work runs (`stratactl set batch_budget=20ms`) applies at the next batch, and the
     /// store's log says so with the new values. A pure, cheap check, like ``shouldContinue``.
     public var livePacing: (@Sendable () -> FinishPacing)?
+    /// Whether a client call is in flight for the store now (cheap, must not sleep; nil:
+    /// unknown, every batch keeps to ``batchBudget``). While it answers false, batches may take
+    /// up to ``idleBatchBudget`` (nobody waits for the write lock); the cost delay after one
+    /// scales with that budget, so the work's share of the machine is unchanged.
+    /// It is asked again at every progress callback of such an idle batch: a client's arrival
+    /// aborts the batch (rolled back, run again at the normal size), so that the client waits
+    /// about as long as behind a batch of ``batchBudget``.
+    public var clientsActive: (@Sendable () -> Bool)?
+    /// The time budget of a batch while no client call is in flight (see ``clientsActive``;
+    /// default 250 ms).
+    public var idleBatchBudget: Duration
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
                 maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
-                interruptRequested: @escaping @Sendable () -> Bool = { false }) {
+                interruptRequested: @escaping @Sendable () -> Bool = { false },
+                clientsActive: (@Sendable () -> Bool)? = nil, idleBatchBudget: Duration = .milliseconds(250)) {
         self.batchBudget = batchBudget
         self.pauseBetweenBatches = pauseBetweenBatches
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
         self.interruptRequested = interruptRequested
+        self.clientsActive = clientsActive
+        self.idleBatchBudget = max(idleBatchBudget, batchBudget)
     }
 }

@@ -16,4 +16,7 @@ public struct FinishReport: Sendable, Hashable, Codable {
     public var stoppedEarly: Bool
     /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
     public var pauseSeconds: Double = 0
+    /// Idle batches that gave way to a client's arrival (rolled back and run again at the
+    /// normal size; see ``FinishOptions/clientsActive``).
+    public var batchesYielded: Int = 0
 }

@@ -2,21 +2,26 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// A private scratch database (a file next to the store, never shared, no journal) where an
-/// index's entries are collected and sorted, so that they reach the store in key order.
+/// A private scratch database (a file next to the store, never shared) where an index's
+/// entries are sorted in **runs**, so that they reach the store in key order.
 ///
 /// Inserting entries into a b-tree in the order of the table's rows scatters them over the
 /// whole index: every batch of a few thousand rows rewrites thousands of index pages (1M rows
-/// into two such indexes in batches of 2,000: 30x slower than without them). Collected here,
-/// sorted in one statement that holds no lock on the store, and appended to the store in key
-/// order, each batch writes only the pages it fills.
+/// into two such indexes in batches of 2,000: 30x slower than without them). Here the table's
+/// rows are read in rowid ranges of ``runSize`` and each range is sorted into a table of its
+/// own (`run_<n>`, rowid = position), in one statement that holds no lock on the store; the
+/// finisher then merges the runs into the store in key order, a batch at a time
+/// (``SortedRunMerge``), each batch writing only the pages it fills.
+///
+/// **Durable.** The buffer outlives a pause, a close and a crash: its runs are committed with
+/// a rollback journal (appends are not journaled; a process crash cannot tear a run), the
+/// ledger records how many runs exist and how far each was merged, and a reopened buffer
+/// drops any run the ledger does not know (sorted after the ledger's last commit). A crash
+/// loses at most the run being sorted (at most ``runSize`` entries, about 0.1 s of work).
 ///
 /// The buffer reads the store through an attachment of its own connection (a reader: it
-/// never writes the store); the store's writer attaches the buffer to append from it. Every
+/// never writes the store); the store's writer attaches the buffer to merge from it. Every
 /// step is one SQL statement: no row passes through Swift.
-///
-/// The buffer lives as long as the store object (a paused build keeps it); a crash or a close
-/// loses it and the build collects again.
 final class IndexSortBuffer: Sendable {
     /// One key column: its name in the table, declared type, order.
     struct Key: Sendable {
@@ -30,118 +35,140 @@ final class IndexSortBuffer: Sendable {
     private let queue: DatabaseQueue
     /// The schema name under which the store's writer attaches the buffer.
     static let attachment = "strata_sort"
-    /// The buffer's page cache (KiB, negative) while collecting and appending.
+    /// The buffer's page cache (KiB, negative) while collecting.
     static let cacheSize = -16384
-    /// The page cache while sorting: it sets the size of the sorter's runs, each sorted and
-    /// written in one step that no interrupt can stop (see ``sort(shouldContinue:interruptRequested:)``).
+    /// The page cache while sorting a run: it sets the size of the sorter's own spills, each
+    /// sorted and written in one step that no interrupt can stop (1 MB: at most 57–81 ms at 4M
+    /// rows; with 16 MB it was up to 520 ms).
     static let sortCacheSize = -1024
+    /// Entries per run: the unit of work of the sort (what a crash or an interrupt can lose:
+    /// about 0.1 s of sorting, so that restarts a fraction of a second apart still progress),
+    /// and few enough runs to merge (16 at 1M rows, 256 at 16M: a merge batch costs a few seeks
+    /// per open run).
+    static let runSize = 65_536
 
-    init(path: String, storePath: String, keys: [Key]) throws {
+    /// Opens the buffer of the build `identity` (its container's name) at `path`: the one
+    /// left there by an earlier run of the same build, with its runs from `runs` on dropped
+    /// (sorted after the ledger's last record), or a new empty one. ``isNew`` says which.
+    init(path: String, storePath: String, keys: [Key], identity: String, runs: Int) throws {
         self.path = path
         self.keys = keys
-        Self.remove(path)
         var configuration = Configuration()
         configuration.label = "strata.sort"
         configuration.prepareDatabase { db in
             // Before the store is attached: journal_mode without a schema name would change
-            // every attached database's.
-            try db.execute(sql: "PRAGMA main.journal_mode = OFF")
+            // every attached database's. A rollback journal keeps a run whole through a
+            // process crash; new pages (a run's) are not journaled.
+            try db.execute(sql: "PRAGMA main.journal_mode = TRUNCATE")
             try db.execute(sql: "PRAGMA main.synchronous = OFF")
             try db.execute(sql: "PRAGMA main.cache_size = \(Self.cacheSize)")
             try db.execute(sql: "PRAGMA temp_store = FILE")
         }
-        queue = try DatabaseQueue(path: path, configuration: configuration)
-        let columns = keys.indices.map { "\"k\($0)\" \(keys[$0].type)" }
+        let kept = FileManager.default.fileExists(atPath: path)
+        var opened = try? DatabaseQueue(path: path, configuration: configuration)
+        var reused = false
+        if kept, let queue = opened {
+            let owner = try? queue.read { db in try String.fetchOne(db, sql: "SELECT identity FROM main.meta") }
+            reused = owner == identity
+        }
+        if !reused {
+            try? opened?.close()
+            Self.remove(path)
+            opened = try DatabaseQueue(path: path, configuration: configuration)
+        }
+        queue = opened!
+        isNew = !reused
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "CREATE TABLE main.raw (\(columns.joined(separator: ", ")), \"rid\" INTEGER)")
+            if reused {
+                for name in try String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'run\\_%' ESCAPE '\\'")
+                where (Int(name.dropFirst(4)) ?? Int.max) >= runs {
+                    try db.execute(sql: "DROP TABLE main.\(quoteIdentifier(name))")
+                }
+            } else {
+                try db.execute(sql: "CREATE TABLE main.meta (identity TEXT)")
+                try db.execute(sql: "INSERT INTO main.meta VALUES (?)", arguments: [identity])
+            }
             try db.execute(sql: "ATTACH DATABASE ? AS store", arguments: [storePath])
         }
     }
 
-    deinit { close() }
+    /// Whether the buffer was created afresh (nothing kept from an earlier run of the build).
+    let isNew: Bool
+
+    deinit { try? queue.close() }
 
     private var keyColumns: String { (keys.indices.map { "\"k\($0)\"" } + ["\"rid\""]).joined(separator: ", ") }
 
-    /// Collects the entries of `table`'s rows with rowid after `after`, up to `size` rows (a
-    /// read of the store, no lock held but its snapshot). Returns the last rowid read (nil when
-    /// the table is done) and whether one of the entries has a NULL key.
-    func collect(from table: String, after: Int64?, size: Int) throws -> (upper: Int64?, sawNull: Bool) {
+    /// The `ORDER BY` of the index's entries over the buffer's columns.
+    var order: String { (keys.enumerated().map { i, key in "\"k\(i)\"\(key.descending ? " DESC" : "")" } + ["\"rid\""]).joined(separator: ", ") }
+
+    static func runTable(_ n: Int) -> String { "run_\(n)" }
+
+    /// Sorts the entries of `table`'s next ``runSize`` rows (rowid after `after`) into run `n`,
+    /// in one transaction of the buffer (a read of the store: no lock held but its snapshot).
+    /// `shouldContinue` and `interruptRequested` can stop it (the run is dropped: nil).
+    /// Returns the last rowid read (nil when the table is done) and whether a key is NULL.
+    func sortRun(_ n: Int, from table: String, after: Int64?, size: Int = runSize,
+                 shouldContinue: @escaping () -> Bool, interruptRequested: @escaping () -> Bool = { false }) throws -> (upper: Int64?, sawNull: Bool)? {
         let t = "store.\(quoteIdentifier(table))"
-        let values = (keys.map { quoteIdentifier($0.column) } + ["rowid"]).joined(separator: ", ")
+        let values = (keys.enumerated().map { "\(quoteIdentifier($1.column)) AS \"k\($0)\"" } + ["rowid AS \"rid\""]).joined(separator: ", ")
         let nullKey = keys.indices.map { "\"k\($0)\" IS NULL" }.joined(separator: " OR ")
-        return try queue.writeWithoutTransaction { db in
-            let last = after ?? Int64.min
-            let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, max(0, size - 1)])
-            let end = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid), 0) FROM main.raw") ?? 0
-            try db.execute(sql: "INSERT INTO main.raw (\(keyColumns)) SELECT \(values) FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?")",
-                           arguments: upper == nil ? [last] : [last, upper])
-            let sawNull = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.raw WHERE rowid > ? AND (\(nullKey)))", arguments: [end]) ?? false
-            return (upper, sawNull)
-        }
-    }
-
-    /// Whether ``sort(shouldContinue:)`` completed.
-    var isSorted: Bool { (try? queue.read { db in try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM main.sqlite_master WHERE name = 'sorted'") ?? false }) ?? false }
-
-    /// Sorts the entries in index order into `sorted` (rowid = position), in one statement
-    /// that `shouldContinue` can stop (checked every few milliseconds; false interrupts the
-    /// sort, which then starts over). Returns whether it completed.
-    func sort(shouldContinue: @escaping () -> Bool, interruptRequested: @escaping () -> Bool = { false }) throws -> Bool {
-        let order = (keys.enumerated().map { i, key in "\"k\(i)\"\(key.descending ? " DESC" : "")" } + ["\"rid\""]).joined(separator: ", ")
+        let run = "main.\(Self.runTable(n))"
         let box = Unmanaged.passRetained(ContinueBox(shouldContinue, interruptRequested))
         defer { box.release() }
         do {
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "DROP TABLE IF EXISTS main.sorted")
+            return try queue.writeWithoutTransaction { db in
                 sqlite3_progress_handler(db.sqliteConnection, 4_000, { context in
                     guard let context else { return 0 }
                     return Unmanaged<ContinueBox>.fromOpaque(context).takeUnretainedValue().check() ? 0 : 1
                 }, box.toOpaque())
-                // SQLite's sorter sorts and writes a run of `cache_size` worth of records inside one
-                // instruction, which the progress handler cannot stop: with the 16 MB cache that
-                // was up to 520 ms (a pause of 500 ms at 4M rows); with 1 MB, at most 57–81 ms,
-                // and the whole sort of 4M entries no slower (2.5–3.8 s against 4.3–5.2 s).
                 try db.execute(sql: "PRAGMA main.cache_size = \(Self.sortCacheSize)")
                 defer {
                     sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil)
                     try? db.execute(sql: "PRAGMA main.cache_size = \(Self.cacheSize)")
                 }
-                try db.execute(sql: "CREATE TABLE main.sorted AS SELECT \(keyColumns) FROM main.raw ORDER BY \(order)")
+                var result: (upper: Int64?, sawNull: Bool) = (nil, false)
+                try db.inTransaction(.immediate) {
+                    let last = after ?? Int64.min
+                    let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, max(0, size - 1)])
+                    try db.execute(sql: "DROP TABLE IF EXISTS \(run)")
+                    try db.execute(sql: """
+                        CREATE TABLE \(run) AS SELECT \(keyColumns) FROM (SELECT \(values) FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?")) ORDER BY \(order)
+                        """, arguments: upper == nil ? [last] : [last, upper])
+                    result = (upper, try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(run) WHERE \(nullKey))") ?? false)
+                    return .commit
+                }
+                return result
             }
-            return true
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
-            try? queue.writeWithoutTransaction { db in try db.execute(sql: "DROP TABLE IF EXISTS main.sorted") }
-            return false
+            return nil
         }
     }
 
-    /// The last sorted position (0 when empty).
-    func sortedCount() throws -> Int64 {
-        try queue.read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid), 0) FROM main.sorted") ?? 0 }
+    /// The length of each run, in order.
+    func runLengths(_ count: Int) throws -> [Int64] {
+        try queue.read { db in
+            try (0..<count).map { n in try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid), 0) FROM main.\(Self.runTable(n))") ?? 0 }
+        }
     }
 
-    /// `INSERT` appending the sorted entries at positions in (?, ?] to `container` on the
-    /// store's writer (which has attached the buffer as ``attachment``), skipping the rowids
-    /// in `changes`.
-    func appendSQL(container: String, changes: String) -> String {
-        let names = (keys.indices.map { "\"k\($0)\"" } + ["\"rowid_\""]).joined(separator: ", ")
-        return """
-            INSERT INTO main.\(quoteIdentifier(container)) (\(names)) SELECT \(keyColumns) FROM \(Self.attachment).sorted
-            WHERE rowid > ? AND rowid <= ? AND "rid" NOT IN (SELECT "rid" FROM main.\(quoteIdentifier(changes))) ORDER BY rowid ON CONFLICT DO NOTHING
-            """
-    }
-
+    /// Closes the buffer, keeping its file for the next run of the build.
     func close() {
         try? queue.close()
+    }
+
+    /// Closes the buffer and removes its file (the build is done or abandoned).
+    func discard() {
+        close()
         Self.remove(path)
     }
 
-    private static func remove(_ path: String) {
+    static func remove(_ path: String) {
         for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     /// For the progress handler: `interruptRequested` at most every millisecond,
-    /// `shouldContinue` (which may sleep a cost delay) at most every 5 ms.
+    /// `shouldContinue` at most every 5 ms.
     private final class ContinueBox {
         let shouldContinue: () -> Bool
         let interruptRequested: () -> Bool

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import Strata
+
+/// Idle batches: while no client call is in flight (`FinishOptions.clientsActive`), batches
+/// may take `idleBatchBudget` and no cost delay is slept; a client's arrival aborts the batch
+/// in flight (rolled back), and the work goes on with batches of the normal budget.
+@Suite("Deferred work: idle batches, and giving way to a client")
+struct DeferredIdleBatchTests {
+    static let v1 = ObjectModel(version: "idle 1", entities: [
+        Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64), Attribute("note", .string)],
+               indexes: [Index("byRank", keyPaths: ["rank"])]),
+    ])
+    static let v2 = ObjectModel(version: "idle 2", entities: [
+        Entity("Item", attributes: [Attribute("name", .string), Attribute("rank", .int64)], indexes: [Index("byRank", keyPaths: ["rank"])]),
+    ])
+
+    /// A store of `rows` items at v1, opened at v2 with deferral (a rewrite and its drops pending).
+    static func store(rows: Int, in directory: TemporaryDirectory) throws -> PersistentStore {
+        let url = directory.file("store.sqlite")
+        let old = try PersistentStore.open(at: url, model: v1)
+        try old.database.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO Item (_pk, name, rank, note) SELECT i, 'item ' || i, i % 13, 'note ' || i FROM n
+                """, arguments: [rows])
+        }
+        try old.close()
+        return try PersistentStore.open(at: url, model: v2, options: StoreOptions(migration: .deferred))
+    }
+
+    static func check(_ store: PersistentStore, rows: Int) throws {
+        let (count, integrity) = try store.database.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM Item"), try String.fetchOne(db, sql: "PRAGMA integrity_check"))
+        }
+        #expect(count == rows)
+        #expect(integrity == "ok")
+        #expect(try store.pendingDeferredWork().isEmpty)
+    }
+
+    @Test("with nobody in flight, batches grow past batch_budget; the cost delay still applies")
+    func idleBatchesAreLargerAndUnpaced() async throws {
+        let rows = 60_000
+        var reports: [Bool: FinishReport] = [:]
+        for active in [true, false] {
+            let directory = TemporaryDirectory("idle")
+            let store = try Self.store(rows: rows, in: directory)
+            let options = FinishOptions(batchBudget: .milliseconds(2), pauseBetweenBatches: .milliseconds(2),
+                                        clientsActive: { active }, idleBatchBudget: .milliseconds(100))
+            reports[active] = try await store.finishDeferredMigration(options)
+            try Self.check(store, rows: rows)
+            try store.close()
+        }
+        let busy = try #require(reports[true]), idle = try #require(reports[false])
+        #expect(idle.batches * 3 < busy.batches, "idle: \(idle.batches) batches, busy: \(busy.batches)")
+        #expect(idle.pauseSeconds > 0 && busy.pauseSeconds > 0)
+        #expect(idle.batchesYielded == 0 && busy.batchesYielded == 0)
+    }
+
+    @Test("a client's arrival aborts the idle batch in flight; the work goes on at the normal budget and completes")
+    func clientArrivalAbortsTheIdleBatch() async throws {
+        let rows = 60_000
+        let directory = TemporaryDirectory("idle")
+        let store = try Self.store(rows: rows, in: directory)
+        // Nobody is in flight when the first batch begins; a client arrives while it runs and
+        // stays (every later question says so).
+        let asked = Atomic<Int>(0)
+        let options = FinishOptions(batchBudget: .milliseconds(5), clientsActive: { asked.add(1, ordering: .relaxed).newValue > 1 },
+                                    idleBatchBudget: .milliseconds(500))
+        let report = try await store.finishDeferredMigration(options)
+        #expect(report.batchesYielded == 1)
+        #expect(report.tasksRemaining == 0)
+        try Self.check(store, rows: rows)
+        // The rolled-back batch left nothing behind: the rows are the seed's.
+        let names = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT name FROM Item WHERE _pk IN (1, 30000, 60000) ORDER BY _pk") }
+        #expect(names == ["item 1", "item 30000", "item 60000"])
+        try store.close()
+    }
+
+    @Test("idleBatchBudget is never below batchBudget")
+    func idleBudgetFloor() {
+        let options = FinishOptions(batchBudget: .milliseconds(50), idleBatchBudget: .milliseconds(10))
+        #expect(options.idleBatchBudget == .milliseconds(50))
+        #expect(FinishOptions().idleBatchBudget == .milliseconds(250))
+        #expect(FinishOptions().clientsActive == nil)
+    }
+}

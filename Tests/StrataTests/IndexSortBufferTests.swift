@@ -1,0 +1,147 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import Strata
+
+/// The sort buffer's runs and their merge: the index's order, durable across a close, a
+/// crash and a pause (a build loses at most the run being sorted or the batch being merged).
+@Suite("Index sort buffer: sorted runs, merged in key order, kept through a close")
+struct IndexSortBufferTests {
+    static let keys = [IndexSortBuffer.Key(column: "k", type: "TEXT", descending: false),
+                       IndexSortBuffer.Key(column: "n", type: "INTEGER", descending: true)]
+
+    /// A store file with 5,000 rows over 4 values of `k` and 7 of `n`.
+    static func storeFile(in directory: TemporaryDirectory) throws -> URL {
+        let url = directory.file("store.sqlite")
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (k TEXT, n INTEGER, v)")
+            try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 5000) INSERT INTO t SELECT 'c' || (i % 4), i % 7, i FROM s")
+        }
+        try queue.close()
+        return url
+    }
+
+    @Test("runs merged in batches append exactly the index's order; a reopened buffer keeps the runs the ledger knows")
+    func runsMergeInOrder() throws {
+        let directory = TemporaryDirectory("sortbuffer")
+        let url = try Self.storeFile(in: directory)
+        let path = directory.file("buffer.sort").path
+        // Three runs of 1,000 rows; the ledger (here: `known`) recorded two.
+        var buffer = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "7 c", runs: 0)
+        #expect(buffer.isNew)
+        var uppers: [Int64?] = []
+        for n in 0..<3 {
+            let result = try #require(try buffer.sortRun(n, from: "t", after: uppers.last ?? nil, size: 1000, shouldContinue: { true }))
+            #expect(!result.sawNull)
+            uppers.append(result.upper)
+        }
+        buffer.close()
+        buffer = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "7 c", runs: 2)
+        #expect(!buffer.isNew)
+        #expect(try buffer.runLengths(2) == [1000, 1000])
+        #expect(throws: (any Error).self) { try buffer.runLengths(3) }
+        // Another build's buffer at that path is not reused.
+        buffer.close()
+        let other = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "8 c", runs: 2)
+        #expect(other.isNew)
+        other.close()
+        buffer = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "7 c", runs: 0)
+        var after: Int64? = nil
+        var runs = 0
+        while true {
+            let result = try #require(try buffer.sortRun(runs, from: "t", after: after, size: 1300, shouldContinue: { true }))
+            runs += 1
+            guard let upper = result.upper else { break }
+            after = upper
+        }
+        #expect(runs == 4)
+        let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs))
+        #expect(merge.lengths.reduce(0, +) == 5000)
+
+        let writer = try DatabaseQueue(path: url.path)
+        let expected: [[Int64]] = try writer.write { db in
+            try db.execute(sql: "CREATE TABLE c (k0 TEXT, k1 INTEGER, rowid_ INTEGER, PRIMARY KEY (k0, k1 DESC, rowid_)) WITHOUT ROWID")
+            try db.execute(sql: "CREATE TABLE ch (rid INTEGER PRIMARY KEY)")
+            try db.execute(sql: "INSERT INTO ch VALUES (17), (4000)")   // changed rows: the triggers' business
+            return try Row.fetchAll(db, sql: "SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid").map { [Int64(String(($0[0] as String).dropFirst()))!, $0[1] as Int64, $0[2] as Int64] }
+        }
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [path]) }
+        var positions = Array(repeating: Int64(0), count: runs)
+        var batches = 0
+        while positions != merge.lengths {
+            let next = try writer.write { db -> [Int64] in
+                let next = try merge.next(after: positions, size: 97, in: db)
+                let (sql, arguments) = merge.appendSQL(from: positions, to: next, container: "c", changes: "ch")
+                try db.execute(sql: sql, arguments: arguments)
+                return next
+            }
+            let taken = Int(zip(positions, next).reduce(Int64(0)) { $0 + $1.1 - $1.0 })
+            #expect(taken >= min(24, 5000 - Int(positions.reduce(0, +))) && taken <= 97 + 4 * 24, "batch \(batches): \(taken) entries")
+            positions = next
+            batches += 1
+            // Everything appended so far is exactly the first entries of the index's order.
+            let done = Int(positions.reduce(0, +))
+            let container = try writer.read { db in
+                try Row.fetchAll(db, sql: "SELECT k0, k1, rowid_ FROM c ORDER BY k0, k1 DESC, rowid_").map { [Int64(String(($0[0] as String).dropFirst()))!, $0[1] as Int64, $0[2] as Int64] }
+            }
+            #expect(container == expected.prefix(done).filter { $0[2] != 17 && $0[2] != 4000 }, "after batch \(batches)")
+            if container.count != expected.prefix(done).count - expected.prefix(done).filter({ $0[2] == 17 || $0[2] == 4000 }).count { break }
+        }
+        #expect(batches > 10)
+        try writer.close()
+        buffer.discard()
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test("a build over more rows than a run sorts several runs and merges them into the index's order")
+    func buildMergesSeveralRuns() async throws {
+        let directory = TemporaryDirectory("sortruns")
+        let url = directory.file("store.sqlite")
+        let rows = IndexSortBuffer.runSize * 2 + 1000
+        try DeferredBoundedStepsTests.seed(rows, at: url)
+        let store = try PersistentStore.open(at: url, model: DeferredBoundedStepsTests.byScore, options: StoreOptions(migration: .deferred))
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5)))
+        #expect(report.tasksRemaining == 0)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk FROM Item INDEXED BY Item_byScore ORDER BY score DESC, _pk")
+        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk FROM Item NOT INDEXED ORDER BY score DESC, _pk")
+        #expect(viaIndex == viaTable && viaIndex.count == rows)
+        try store.close()
+    }
+
+    @Test("an index build stopped while merging, its store closed and reopened, resumes from its runs and merged positions")
+    func buildResumesAfterClose() async throws {
+        let directory = TemporaryDirectory("sortresume")
+        let url = directory.file("store.sqlite")
+        try DeferredBoundedStepsTests.seed(3000, at: url)
+        var store = try PersistentStore.open(at: url, model: DeferredBoundedStepsTests.byScore, options: StoreOptions(migration: .deferred))
+        #expect(try store.pendingDeferredWork().map(\.kind) == [.createIndex])
+        let merging = Atomic<Bool>(false)
+        let first = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1), shouldContinue: { !merging.load(ordering: .relaxed) })) { update in
+            if update.task.kind == .createIndex, update.task.rowsDone > 0 { merging.store(true, ordering: .relaxed) }
+        }
+        #expect(first.stoppedEarly)
+        try store.close()
+        // The buffer outlives the close; the ledger says where the build is.
+        let buffers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".sort") }
+        #expect(buffers.count == 1)
+        store = try PersistentStore.open(at: url, model: DeferredBoundedStepsTests.byScore, options: StoreOptions(migration: .deferred))
+        let build = try #require(try await store.database.read { db in try DeferredLedger.entries(in: db).first?.progress.build })
+        #expect(build.runs == 1 && build.collected == Int64.max)
+        let merged = (build.merged ?? []).reduce(0, +)
+        #expect(merged > 0 && merged < 3000, "merged \(merged)")
+        let second = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1)))
+        #expect(second.tasksRemaining == 0)
+        // Resumed: only the entries left were merged.
+        #expect(second.rowsProcessed == 3000 - merged)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+        #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredBoundedStepsTests.byScore))
+        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk FROM Item INDEXED BY Item_byScore ORDER BY score DESC, _pk")
+        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk FROM Item NOT INDEXED ORDER BY score DESC, _pk")
+        #expect(viaIndex == viaTable && viaIndex.count == 3000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".sort") }.isEmpty)
+        try store.close()
+    }
+}
