@@ -1,70 +1,9 @@
 import Foundation
 
-// The change history of io.strata.Store: the `Change` and `Transaction` types and the
-// `History` and `Observe` methods (docs/History.md).
+// The change history of io.strata.Store: the `History` and `Observe` methods (docs/History.md);
+// the `Change` and `Transaction` types are generated in StrataStore+Types.swift.
 
 extension StrataStore {
-    // MARK: - Types
-
-    /// One object changed by a history transaction.
-    public struct Change: Codable, Sendable, Hashable {
-        /// What happened to the object.
-        public enum Kind: String, VarlinkStringEnum {
-            case insert, update, delete
-        }
-
-        /// The entity concerned.
-        public var entity: String
-        /// The object's id (its primary key).
-        public var id: Int64
-        /// Insert, update or delete.
-        public var kind: Kind
-        /// The attributes and relationships an update changed (empty otherwise).
-        public var properties: [String]
-        /// A deleted object's `preserveAfterDeletion` attributes, by name.
-        public var tombstone: JSONValue?
-
-        /// Memberwise initializer.
-        public init(entity: String, id: Int64, kind: Kind, properties: [String] = [], tombstone: JSONValue? = nil) {
-            self.entity = entity
-            self.id = id
-            self.kind = kind
-            self.properties = properties
-            self.tombstone = tombstone
-        }
-    }
-
-    /// One committed transaction of the change history.
-    public struct Transaction: Codable, Sendable, Hashable {
-        /// Objects, or a gap (another process wrote the store without history).
-        public enum Kind: String, VarlinkStringEnum {
-            case objects, gap
-        }
-
-        /// The transaction's token: grows with every transaction, never reused.
-        public var token: Int64
-        /// When it committed (ISO 8601).
-        public var time: String
-        /// Objects or gap.
-        public var kind: Kind
-        /// The user that wrote it, when known.
-        public var user: String?
-        /// The name the writer gave, when any.
-        public var author: String?
-        /// The objects changed.
-        public var changes: [Change]
-
-        /// Memberwise initializer.
-        public init(token: Int64, time: String, kind: Kind, user: String? = nil, author: String? = nil, changes: [Change] = []) {
-            self.token = token
-            self.time = time
-            self.kind = kind
-            self.user = user
-            self.author = author
-            self.changes = changes
-        }
-    }
-
     // MARK: - Methods
 
     /// The transactions after token `since`, oldest first, at most `limit`; continue from

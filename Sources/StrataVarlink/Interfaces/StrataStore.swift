@@ -26,32 +26,7 @@ public enum StrataStore: VarlinkInterfaceDefinition {
         HistoryExpired.self, InvalidHistoryToken.self, ObserverOverflow.self,
     ]
 
-    // MARK: - Types
-
-    /// One operation of a `Batch`: `id` for update and delete, `values` for insert and update.
-    public struct Operation: Codable, Sendable, Hashable {
-        /// What a change does to an object.
-        public enum Kind: String, VarlinkStringEnum {
-            case insert, update, delete
-        }
-
-        /// Insert, update or delete.
-        public var op: Kind
-        /// The entity concerned.
-        public var entity: String
-        /// The object's id (nil for an insert).
-        public var id: Int64?
-        /// The values, by property name.
-        public var values: JSONValue?
-
-        /// Memberwise initializer.
-        public init(op: Kind, entity: String, id: Int64? = nil, values: JSONValue? = nil) {
-            self.op = op
-            self.entity = entity
-            self.id = id
-            self.values = values
-        }
-    }
+    // The named type (Operation) is generated: StrataStore+Types.swift.
 
     // MARK: - Methods
 
