@@ -2,8 +2,8 @@
 # generate-varlink-definitions.sh — writes Sources/StrataVarlink/Interfaces/InterfaceDefinitions.swift
 # from varlink/io.strata.Admin.varlink and varlink/io.strata.Store.varlink, the single source of
 # the interfaces: the text org.varlink.service.GetInterfaceDescription serves is the file's.
-# Then runs scripts/generate-varlink-types.py, which writes the Swift named types
-# (Strata{Admin,Store}+Types.swift) from the same files and their .swift.json notes.
+# Then runs scripts/generate-varlink-types.py, which writes the Swift named types and methods
+# (Strata{Admin,Store}+Types.swift, +Methods.swift) from the same files and their .swift.json notes.
 # Run it after changing a .varlink file (InterfaceDefinitionTests fails until you do: it checks
 # that the served definitions are the files and that the Swift types match them).
 #

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// The Swift named types (Strata{Admin,Store}+Types.swift) are generated from the .varlink files
-/// by scripts/generate-varlink-types.py: a changed .varlink makes the check fail, and notes in
-/// the .swift.json about a field the .varlink does not declare are refused with its name.
+/// The Swift types of the interfaces (the named types in Strata{Admin,Store}+Types.swift, the
+/// methods in Strata{Admin,Store}+Methods.swift) are generated from the .varlink files by
+/// scripts/generate-varlink-types.py: a changed .varlink makes the check fail, and notes in the
+/// .swift.json about a field the .varlink does not declare are refused with its name.
 @Suite struct GeneratedTypesTests {
     static let packageRoot = InterfaceDefinitionTests.packageRoot
 
@@ -16,7 +17,7 @@ import Testing
         let interfaces = root.appendingPathComponent("Sources/StrataVarlink/Interfaces")
         try manager.createDirectory(at: interfaces, withIntermediateDirectories: true)
         try manager.copyItem(at: packageRoot.appendingPathComponent("varlink"), to: root.appendingPathComponent("varlink"))
-        for name in ["StrataAdmin+Types.swift", "StrataStore+Types.swift"] {
+        for name in ["StrataAdmin+Types.swift", "StrataStore+Types.swift", "StrataAdmin+Methods.swift", "StrataStore+Methods.swift"] {
             try manager.copyItem(at: packageRoot.appendingPathComponent("Sources/StrataVarlink/Interfaces/\(name)"),
                                  to: interfaces.appendingPathComponent(name))
         }
@@ -45,6 +46,25 @@ import Testing
         }
         #expect(result.status == 1)
         #expect(result.output.contains("StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
+                "\(result.output)")
+    }
+
+    @Test func aChangedMethodMakesTheCheckFail() throws {
+        let result = try Self.check(changing: "io.strata.Admin.varlink") {
+            $0.replacingOccurrences(of: "method Pending(store: ?string)", with: "method Pending(store: string)")
+        }
+        #expect(result.status == 1)
+        #expect(result.output.contains("StrataAdmin+Methods.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
+                "\(result.output)")
+        #expect(!result.output.contains("StrataAdmin+Types.swift"), "\(result.output)")
+    }
+
+    @Test func notesAboutAMethodTheIDLLacksAreRefused() throws {
+        let result = try Self.check(changing: "io.strata.Admin.varlink") {
+            $0.replacingOccurrences(of: "method Metrics() -> (text: string)\n", with: "")
+        }
+        #expect(result.status == 1)
+        #expect(result.output.contains("io.strata.Admin.Metrics: in io.strata.Admin.swift.json's methods, not a method of the .varlink"),
                 "\(result.output)")
     }
 
