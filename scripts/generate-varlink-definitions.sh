@@ -2,6 +2,8 @@
 # generate-varlink-definitions.sh — writes Sources/StrataVarlink/Interfaces/InterfaceDefinitions.swift
 # from varlink/io.strata.Admin.varlink and varlink/io.strata.Store.varlink, the single source of
 # the interfaces: the text org.varlink.service.GetInterfaceDescription serves is the file's.
+# Then runs scripts/generate-varlink-types.py, which writes the Swift named types and methods
+# (Strata{Admin,Store}+Types.swift, +Methods.swift) from the same files and their .swift.json notes.
 # Run it after changing a .varlink file (InterfaceDefinitionTests fails until you do: it checks
 # that the served definitions are the files and that the Swift types match them).
 #
@@ -31,9 +33,12 @@ generated=$(
 )
 
 if [ "${1:-}" = "--check" ]; then
-    if [ "$generated" = "$(cat "$output")" ]; then exit 0; fi
-    echo "$output differs from varlink/*.varlink: run scripts/generate-varlink-definitions.sh" >&2
-    diff <(echo "$generated") "$output" >&2 || true
-    exit 1
+    if [ "$generated" != "$(cat "$output")" ]; then
+        echo "$output differs from varlink/*.varlink: run scripts/generate-varlink-definitions.sh" >&2
+        diff <(echo "$generated") "$output" >&2 || true
+        exit 1
+    fi
+    exec python3 "$root/scripts/generate-varlink-types.py" --check
 fi
 echo "$generated" > "$output"
+exec python3 "$root/scripts/generate-varlink-types.py"

@@ -48,6 +48,16 @@ func withAdmin(_ options: DaemonOptions, _ body: (VarlinkClient.Connection) asyn
     }
 }
 
+/// Runs one admin call of `method` with `parameters` and prints its reply: as JSON with `--json`
+/// (``printReply(_:)``), otherwise as `text` prints it.
+func callAdmin<M: VarlinkMethod>(_ options: DaemonOptions, _ method: M.Type, _ parameters: M.Parameters,
+                                 text: (M.Reply) -> Void) async throws {
+    try await withAdmin(options) { admin in
+        let reply = try await admin.call(method, parameters)
+        options.json ? printReply(reply) : text(reply)
+    }
+}
+
 /// Prints a reply as JSON, every field of the interface present (`null` when absent).
 func printReply<Reply: Encodable>(_ reply: Reply) {
     print(((try? JSONValueEncoder().encode(reply)) ?? .null).prettyPrinted())
@@ -60,9 +70,7 @@ struct DaemonStatusCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Status.self)
-            if options.json { return printReply(reply) }
+        try await callAdmin(options, StrataAdmin.Status.self, VarlinkEmpty()) { reply in
             print("stratad \(reply.version) (pid \(reply.pid)), up \(Int(reply.uptimeSeconds))s")
             print("status:    \(reply.status)")
             print("scheduler: \(reply.scheduler.state) — \(reply.scheduler.reason)")
@@ -89,10 +97,7 @@ struct DaemonStoresCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.ListStores.self)
-            options.json ? printReply(reply) : printStores(reply.stores)
-        }
+        try await callAdmin(options, StrataAdmin.ListStores.self, VarlinkEmpty()) { printStores($0.stores) }
     }
 }
 
@@ -102,9 +107,7 @@ struct DaemonPendingCommand: AsyncParsableCommand {
     @Argument(help: "A store name (default: all stores).") var store: String?
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Pending.self, .init(store: store))
-            if options.json { return printReply(reply) }
+        try await callAdmin(options, StrataAdmin.Pending.self, .init(store: store)) { reply in
             for entry in reply.stores {
                 print("\(entry.store): \(entry.tasks.isEmpty ? "no deferred work pending" : "\(entry.tasks.count) task(s) pending")")
                 for task in entry.tasks {
@@ -187,10 +190,7 @@ struct DaemonPauseCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Why (shown in status).") var reason: String?
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Pause.self, .init(reason: reason))
-            options.json ? printReply(reply) : print("scheduler: \(reply.scheduler.reason)")
-        }
+        try await callAdmin(options, StrataAdmin.Pause.self, .init(reason: reason)) { print("scheduler: \($0.scheduler.reason)") }
     }
 }
 
@@ -199,10 +199,7 @@ struct DaemonResumeCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Resume.self)
-            options.json ? printReply(reply) : print("scheduler: \(reply.scheduler.reason)")
-        }
+        try await callAdmin(options, StrataAdmin.Resume.self, VarlinkEmpty()) { print("scheduler: \($0.scheduler.reason)") }
     }
 }
 
@@ -212,9 +209,7 @@ struct DaemonGetCommand: AsyncParsableCommand {
     @Argument(help: "A setting (e.g. idle_after); default: all.") var key: String?
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.GetSettings.self, .init(key: key))
-            if options.json { return printReply(reply) }
+        try await callAdmin(options, StrataAdmin.GetSettings.self, .init(key: key)) { reply in
             for setting in reply.settings {
                 print("\(setting.key)=\(setting.value)    # \(setting.description)")
             }
@@ -234,9 +229,8 @@ struct DaemonSetCommand: AsyncParsableCommand {
     func run() async throws {
         let key = String(assignment[..<assignment.firstIndex(of: "=")!])
         let value = String(assignment[assignment.index(after: assignment.firstIndex(of: "=")!)...])
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.SetSetting.self, .init(key: key, value: value))
-            options.json ? printReply(reply) : print("\(key)=\(reply.setting.value) (was \(reply.previous))")
+        try await callAdmin(options, StrataAdmin.SetSetting.self, .init(key: key, value: value)) {
+            print("\(key)=\($0.setting.value) (was \($0.previous))")
         }
     }
 }
@@ -249,10 +243,7 @@ struct DaemonCheckpointCommand: AsyncParsableCommand {
     @Argument(help: "The store.") var store: String
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Checkpoint.self, .init(store: store))
-            options.json ? printReply(reply) : print("\(store): checkpointed")
-        }
+        try await callAdmin(options, StrataAdmin.Checkpoint.self, .init(store: store)) { _ in print("\(store): checkpointed") }
     }
 }
 
@@ -264,9 +255,8 @@ struct DaemonBackupCommand: AsyncParsableCommand {
 
     func run() async throws {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Backup.self, .init(store: store, path: absolute))
-            options.json ? printReply(reply) : print("\(store): backed up to \(absolute) (\(reply.bytes) bytes)")
+        try await callAdmin(options, StrataAdmin.Backup.self, .init(store: store, path: absolute)) {
+            print("\(store): backed up to \(absolute) (\($0.bytes) bytes)")
         }
     }
 }
@@ -276,10 +266,7 @@ struct DaemonReloadCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Reload.self)
-            options.json ? printReply(reply) : print("reloaded: \(reply.status)")
-        }
+        try await callAdmin(options, StrataAdmin.Reload.self, VarlinkEmpty()) { print("reloaded: \($0.status)") }
     }
 }
 
@@ -300,9 +287,8 @@ struct DaemonMetricsCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await withAdmin(options) { admin in
-            let reply = try await admin.call(StrataAdmin.Metrics.self)
-            options.json ? printReply(reply) : print(reply.text, terminator: reply.text.hasSuffix("\n") ? "" : "\n")
+        try await callAdmin(options, StrataAdmin.Metrics.self, VarlinkEmpty()) {
+            print($0.text, terminator: $0.text.hasSuffix("\n") ? "" : "\n")
         }
     }
 }

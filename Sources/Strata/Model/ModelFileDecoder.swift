@@ -55,14 +55,22 @@ final class ModelFileDecoder {
         return ObjectModel(version: versionName, entities: entities, nextVersion: next, userInfo: userInfo, versionIdentifier: versionIdentifier)
     }
 
+    /// The start of a named mapping (an entity, an attribute, a relationship, …): its `name`, its
+    /// fields, and the location inside it, whose `place` (entity or property) is the name, or
+    /// `propertyPath.name` inside a composite; the fields report errors there.
+    private func named(_ node: ModelFileNode, _ what: String, at location: Location, place: WritableKeyPath<Location, String?>,
+                       propertyPath: String? = nil) throws(ModelError) -> (name: String, fields: Fields, location: Location) {
+        let fields = try mapping(node, what: what, at: location)
+        let name = try string(fields.required("name", in: what), at: location.appending("name"))
+        var inside = location
+        inside[keyPath: place] = propertyPath.map { "\($0).\(name)" } ?? name
+        return (name, fields.relocated(inside), inside)
+    }
+
     // MARK: - Entity
 
     private func decodeEntity(_ node: ModelFileNode, at location: Location) throws(ModelError) -> Entity {
-        let fields = try mapping(node, what: "an entity", at: location)
-        let name = try string(fields.required("name", in: "an entity"), at: location.appending("name"))
-        var loc = location
-        loc.entity = name
-        let f = fields.relocated(loc)
+        let (name, f, loc) = try named(node, "an entity", at: location, place: \.entity)
         try f.checkKeys(Self.entityKeys, in: "entity '\(name)'")
 
         var entity = Entity(name)
@@ -92,11 +100,7 @@ final class ModelFileDecoder {
     // MARK: - Attributes and composites
 
     private func decodeAttribute(_ node: ModelFileNode, at location: Location, propertyPath: String? = nil) throws(ModelError) -> Attribute {
-        let fields = try mapping(node, what: "an attribute", at: location)
-        let name = try string(fields.required("name", in: "an attribute"), at: location.appending("name"))
-        var loc = location
-        loc.property = propertyPath.map { "\($0).\(name)" } ?? name
-        let f = fields.relocated(loc)
+        let (name, f, loc) = try named(node, "an attribute", at: location, place: \.property, propertyPath: propertyPath)
         if f["elements"] != nil {
             throw loc.error(.invalidFile, "an attribute has no 'elements': declare composite attributes under the entity's 'composites' key", line: f.line)
         }
@@ -118,12 +122,8 @@ final class ModelFileDecoder {
     }
 
     private func decodeComposite(_ node: ModelFileNode, at location: Location, propertyPath: String? = nil) throws(ModelError) -> CompositeAttribute {
-        let fields = try mapping(node, what: "a composite attribute", at: location)
-        let name = try string(fields.required("name", in: "a composite attribute"), at: location.appending("name"))
-        var loc = location
-        let path = propertyPath.map { "\($0).\(name)" } ?? name
-        loc.property = path
-        let f = fields.relocated(loc)
+        let (name, f, loc) = try named(node, "a composite attribute", at: location, place: \.property, propertyPath: propertyPath)
+        let path = loc.property ?? name
         if f["relationships"] != nil {
             throw loc.error(.relationshipInComposite, "composite '\(path)' declares relationships; a composite holds only attributes and composites: move the relationship to the entity's 'relationships'", line: f.line)
         }
@@ -173,11 +173,7 @@ final class ModelFileDecoder {
     // MARK: - Relationships, indexes, constraints
 
     private func decodeRelationship(_ node: ModelFileNode, at location: Location) throws(ModelError) -> Relationship {
-        let fields = try mapping(node, what: "a relationship", at: location)
-        let name = try string(fields.required("name", in: "a relationship"), at: location.appending("name"))
-        var loc = location
-        loc.property = name
-        let f = fields.relocated(loc)
+        let (name, f, loc) = try named(node, "a relationship", at: location, place: \.property)
         try f.checkKeys(Self.relationshipKeys, in: "relationship '\(name)'")
         let destination = try string(f.required("destination", in: "relationship '\(name)'"), at: loc.appending("destination"))
         var r = Relationship(name, destination: destination)
@@ -200,11 +196,7 @@ final class ModelFileDecoder {
     }
 
     private func decodeIndex(_ node: ModelFileNode, at location: Location) throws(ModelError) -> Index {
-        let fields = try mapping(node, what: "an index", at: location)
-        let name = try string(fields.required("name", in: "an index"), at: location.appending("name"))
-        var loc = location
-        loc.property = name
-        let f = fields.relocated(loc)
+        let (name, f, loc) = try named(node, "an index", at: location, place: \.property)
         try f.checkKeys(Self.indexKeys, in: "index '\(name)'")
         var elements: [Index.Element] = []
         for (i, e) in try list(f.required("elements", in: "index '\(name)'"), at: loc.appending("elements")).enumerated() {

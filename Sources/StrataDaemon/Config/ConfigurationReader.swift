@@ -222,12 +222,7 @@ struct ConfigurationReader {
             metrics.textfile = path
         }
         if let value = map["interval"] {
-            let text = try scalar(value, key: "metrics.interval")
-            let range = MetricsConfiguration.intervalRange
-            guard let interval = DurationText.parse(text), range.contains(interval) else {
-                throw ConfigurationError(.invalidValue, file: file, key: "metrics.interval", "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. 15s, 1m)", line: line(value))
-            }
-            metrics.interval = interval
+            metrics.interval = try duration(value, key: "metrics.interval", in: MetricsConfiguration.intervalRange, examples: "15s, 1m")
         }
         return metrics
     }
@@ -283,10 +278,11 @@ struct ConfigurationReader {
         return value
     }
 
-    private func duration(_ node: Node, key: String, in range: ClosedRange<Duration> = .zero ... DurationText.longest) throws(ConfigurationError) -> Duration {
+    private func duration(_ node: Node, key: String, in range: ClosedRange<Duration> = .zero ... DurationText.longest,
+                          examples: String = "500ms, 30s, 5m, 1h") throws(ConfigurationError) -> Duration {
         let text = try scalar(node, key: key)
         guard let value = DurationText.parse(text), range.contains(value) else {
-            throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. 500ms, 30s, 5m, 1h)", line: line(node))
+            throw ConfigurationError(.invalidValue, file: file, key: key, "'\(text)' is not a duration between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound)) (e.g. \(examples))", line: line(node))
         }
         return value
     }

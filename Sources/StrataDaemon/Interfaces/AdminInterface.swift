@@ -51,10 +51,7 @@ public struct AdminInterface: VarlinkInterface {
         table.on(StrataAdmin.SetSetting.self) { parameters, _, _ in try await handlers.set(parameters) }
         table.on(StrataAdmin.Checkpoint.self) { parameters, _, _ in try await handlers.checkpoint(parameters) }
         table.on(StrataAdmin.Backup.self) { parameters, context, _ in try await handlers.backup(parameters, logger: context.logger) }
-        table.on(StrataAdmin.Reload.self) { _, _, _ in
-            let outcome = try await control.reload()
-            return .init(status: outcome.status, opened: outcome.opened, closed: outcome.closed)
-        }
+        table.on(StrataAdmin.Reload.self) { _, _, _ in try await control.reload() }
         table.on(StrataAdmin.Metrics.self) { _, _, _ in .init(text: await control.metrics()) }
         self.table = table
     }
@@ -85,19 +82,6 @@ public struct AdminInterface: VarlinkInterface {
     }
 }
 
-/// What a configuration reload did (`Reload`, SIGHUP).
-public struct ReloadOutcome: Sendable, Hashable {
-    /// The `STATUS=` line after the reload.
-    public var status: String
-    /// Stores opened.
-    public var opened: [String]
-    /// Stores closed.
-    public var closed: [String]
-
-    /// Memberwise initializer.
-    public init(status: String, opened: [String], closed: [String]) {
-        self.status = status
-        self.opened = opened
-        self.closed = closed
-    }
-}
+/// What a configuration reload did (`Reload`, SIGHUP): the `STATUS=` line after it and the
+/// stores it opened and closed — the interface's reply itself.
+public typealias ReloadOutcome = StrataAdmin.Reload.Reply

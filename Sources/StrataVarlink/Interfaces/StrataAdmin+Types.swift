@@ -1,6 +1,8 @@
 import Foundation
 
-// The named types of io.strata.Admin (`type …` in the IDL).
+// Generated from varlink/io.strata.Admin.varlink and varlink/io.strata.Admin.swift.json: the named
+// types (`type …` in the IDL). Do not edit: change those files and run
+// scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataAdmin {
     /// A hosted store. `state`: `ready`, `failed` or `closed`.
