@@ -86,6 +86,9 @@ enum HistoryRecorder {
     static func recordGapIfNeeded(tracking: HistoryState.Tracking, dataVersion: Int64, in db: Database) throws -> Int64? {
         guard let known = tracking.dataVersion, known != dataVersion else { return nil }
         guard try HistorySchema.latestToken(in: db) == tracking.latestToken else { return nil }
+        // A purge by another Strata process (`stratactl history purge`) moves the horizon and
+        // writes no objects: not a gap.
+        guard try HistorySchema.purgedThrough(in: db) == tracking.purgedThrough else { return nil }
         try db.execute(sql: "INSERT INTO \(HistorySchema.transactionsTable)(at, kind) VALUES (?, 1)", arguments: [Date().timeIntervalSince1970])
         return db.lastInsertedRowID
     }
@@ -93,14 +96,16 @@ enum HistoryRecorder {
     /// Reads the writer's baseline (`data_version`, latest token) and creates the tables when
     /// the store predates history. Runs once when a writable store opens.
     static func start(_ store: PersistentStore) throws {
-        let (dataVersion, latest) = try store.database.write { db -> (Int64, Int64) in
+        let (dataVersion, latest, horizon) = try store.database.write { db -> (Int64, Int64, Int64) in
             try HistorySchema.create(in: db)
-            return (try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, try HistorySchema.latestToken(in: db))
+            return (try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, try HistorySchema.latestToken(in: db),
+                    try HistorySchema.purgedThrough(in: db))
         }
         store.historyState.tracking.withLock { tracking in
             tracking.tablesExist = true
             tracking.dataVersion = dataVersion
             tracking.latestToken = latest
+            tracking.purgedThrough = horizon
         }
     }
 }

@@ -15,6 +15,9 @@ final class HistoryState: Sendable {
         var dataVersion: Int64?
         /// The latest token the writer saw.
         var latestToken: Int64 = 0
+        /// The purge horizon the writer last saw (``HistorySchema/purgedThroughKey``): another
+        /// Strata process's purge moves it, and is not a gap.
+        var purgedThrough: Int64 = 0
         /// Name ids, by name.
         var names: [NameKey: Int64] = [:]
         /// Whether the store has the history tables (created at a writable open).

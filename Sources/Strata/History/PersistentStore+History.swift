@@ -90,10 +90,12 @@ extension PersistentStore {
                 let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
                 let gap = try HistoryRecorder.recordGapIfNeeded(tracking: state.tracking.withLock { $0 }, dataVersion: dataVersion, in: db)
                 let latest = try HistorySchema.latestToken(in: db)
+                let horizon = try HistorySchema.purgedThrough(in: db)
                 db.afterNextTransaction(onCommit: { _ in
                     state.tracking.withLock { tracking in
                         tracking.dataVersion = dataVersion
                         tracking.latestToken = max(tracking.latestToken, latest)
+                        tracking.purgedThrough = max(tracking.purgedThrough, horizon)
                     }
                 })
                 return (gap, latest)

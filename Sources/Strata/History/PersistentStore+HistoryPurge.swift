@@ -57,7 +57,14 @@ extension PersistentStore {
                 guard token <= latest else {
                     throw HistoryError(.invalidToken, path: path, "cannot purge through token \(token): the store's latest token is \(latest)", token: token, latest: latest)
                 }
-                if try HistorySchema.purgedThrough(in: db) < token { try HistorySchema.setPurgedThrough(token, in: db) }
+                if try HistorySchema.purgedThrough(in: db) < token {
+                    try HistorySchema.setPurgedThrough(token, in: db)
+                    // This process's own purge: the writer's gap check keeps its horizon current.
+                    let state = historyState
+                    db.afterNextTransaction(onCommit: { _ in
+                        state.tracking.withLock { $0.purgedThrough = max($0.purgedThrough, token) }
+                    })
+                }
                 try db.execute(sql: """
                     DELETE FROM \(HistorySchema.changesTable) WHERE (token, seq) IN
                       (SELECT token, seq FROM \(HistorySchema.changesTable) WHERE token <= ? ORDER BY token, seq LIMIT ?)

@@ -94,11 +94,15 @@ public final class DeferredWorkRunner: Sendable {
         if claim == .scheduler { yieldRequested = { @Sendable in hosted.yieldRequested } }
         let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt,
                               yieldRequested: yieldRequested, now: { clock.now })
-        // While no call is in flight for the store, batches may run long (idle batches); a
-        // call's arrival aborts the batch in flight so that it waits about one batch_budget.
+        // With `idle_batch_budget` above `batch_budget`: while no call is in flight for the
+        // store, batches may run that long (idle batches); a call's arrival aborts the batch in
+        // flight so that it waits about one batch_budget.
         var options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
-                                    shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested,
-                                    clientsActive: { hosted.inFlight > 0 })
+                                    shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested)
+        if settings.idleBatchBudget > settings.batchBudget {
+            options.clientsActive = { hosted.inFlight > 0 }
+            options.idleBatchBudget = settings.idleBatchBudget
+        }
         options.livePacing = livePacing(from: settings)
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
