@@ -22,6 +22,7 @@ struct HistoryCrashTests {
         for round in 0..<Self.kills {
             let daemon = try DaemonProcess(config: sandbox.configPath)
             try await waitForSocket(sandbox.dataSocket)
+            let acknowledged = AcknowledgedBatches()
             let writer = Task {
                 var known: [Int64] = []
                 var n = 0
@@ -37,8 +38,13 @@ struct HistoryCrashTests {
                         try await $0.call(StrataStore.Batch.self, .init(store: "aircraft", operations: operations))
                     }) else { return }
                     known += reply.results.prefix(2).compactMap { $0.objectValue?["_pk"]?.intValue }
+                    await acknowledged.add()
                 }
             }
+            // Each round kills the daemon with writes in flight, after at least one acknowledged
+            // batch (however loaded the machine is), at a random point.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await acknowledged.count == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...600)))
             daemon.signal(SIGKILL)
             _ = await daemon.waitForExit()
@@ -72,4 +78,10 @@ struct HistoryCrashTests {
         }
         return (rows, replayed, changes)
     }
+}
+
+/// The batches acknowledged to a round's writer.
+private actor AcknowledgedBatches {
+    private(set) var count = 0
+    func add() { count += 1 }
 }
