@@ -55,6 +55,9 @@ final class IndexSortBuffer: Sendable {
         self.keys = keys
         var configuration = Configuration()
         configuration.label = "strata.sort"
+        // The store's writer reads the buffer (attached) while merging: the buffer's own
+        // connection waits for that read to end instead of failing with SQLITE_BUSY.
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             // Before the store is attached: journal_mode without a schema name would change
             // every attached database's. A rollback journal keeps a run whole through a
