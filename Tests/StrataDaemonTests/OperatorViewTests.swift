@@ -107,6 +107,12 @@ struct OperatorViewTests {
         let again = try await Self.stratactl(sandbox, ["finish-deferred", "load", "--now"])
         #expect(again.status == 1 && again.output.contains("finish-deferred --wait` follows it to the end"), "\(again.output)")
 
+        // A second --wait follows the run to its end with the progress bar (no permission asked:
+        // it runs). It starts while the run is still paced slowly, so it attaches to work in
+        // flight whatever the machine's speed, and follows it through the changes below.
+        async let follow = Self.stratactl(sandbox, ["finish-deferred", "load", "--wait"])
+        #expect(await daemon.logContains("following deferred work already running on request"), "\(daemon.log)")
+
         // `set` and a reload reach the run at its next batch, and the log shows the new values.
         // (A pause still long enough that the run is in flight for the reload below, however
         // fast the machine: the reload then takes the pause to 0.)
@@ -120,16 +126,15 @@ struct OperatorViewTests {
         #expect(await daemon.logContains("strata.budget_ms=40.0"), "\(daemon.log)")
         #expect(daemon.log.contains("deferred work in flight takes new pacing from its next batch"), "\(daemon.log)")
 
-        // A second --wait follows the run to its end with the progress bar (no permission asked: it runs).
-        let follow = try await Self.stratactl(sandbox, ["finish-deferred", "load", "--wait"])
-        #expect(follow.status == 0, "\(follow.output)\n\(daemon.log)")
-        #expect(follow.output.contains("load: ") && follow.output.contains("0 remaining"), "\(follow.output)")
+        let followed = try await follow
+        #expect(followed.status == 0, "\(followed.output)\n\(daemon.log)")
+        #expect(followed.output.contains("load: ") && followed.output.contains("0 remaining"), "\(followed.output)")
         #expect(daemon.log.contains("following deferred work already running on request"), "\(daemon.log)")
-        let percents = follow.output.split(separator: "\n").compactMap { line -> Int? in
+        let percents = followed.output.split(separator: "\n").compactMap { line -> Int? in
             guard let close = line.firstIndex(of: "]") else { return nil }
             return Int(line[line.index(after: close)...].drop { $0 == " " }.prefix { $0.isNumber })
         }
-        #expect(percents.allSatisfy { $0 <= 100 }, "\(follow.output)")
+        #expect(percents.allSatisfy { $0 <= 100 }, "\(followed.output)")
         #expect(try await Self.stratactl(sandbox, ["pending"]).output.contains("load: no deferred work pending"))
         let done = try await Self.stratactl(sandbox, ["status"]).output
         #expect(done.contains("no deferred work pending") || !done.contains("running"), "\(done)")
