@@ -139,9 +139,12 @@ struct SchedulerLoadTests {
         let initial = try await admin.pending()
         #expect(initial.tasks > 0, "\(daemon.log)")
         #expect(initial.rowsDone == 0)
-        let loadEnds = ContinuousClock.now + .seconds(3)
+        // At least 3 s of load, and up to 8 s (below idle_after) until a sample names the
+        // clients' requests: on a loaded machine one admin call can take a second or more.
+        let loadEnds = ContinuousClock.now + .seconds(3), loadLimit = ContinuousClock.now + .seconds(8)
         var reasons: [String] = []
-        while ContinuousClock.now < loadEnds {
+        func sawRequests() -> Bool { reasons.contains { $0.hasPrefix("waiting: daemon requests") } }
+        while ContinuousClock.now < loadEnds || (!sawRequests() && ContinuousClock.now < loadLimit) {
             try await Task.sleep(for: .milliseconds(200))
             #expect(try await admin.pending().rowsDone == 0, "a deferred batch ran while clients wrote")
             reasons.append(try await admin.scheduler()["reason"]?.stringValue ?? "")
