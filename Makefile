@@ -31,12 +31,18 @@ run: bootstrap
 # cannot (not root, no systemd), each prints SKIPPED and the last line of `make test` counts
 # them: "SKIPPED n systemd tests: reason" (scripts/report-skipped.sh), or "0 skipped".
 SKIP_LOG = .build/skipped-systemd-tests.txt
+# Suites that check a daemon's reaction times against its own settings (scheduler pauses, SIGTERM
+# within one batch, the watchdog beside slow calls, kill -9 rounds): they run after the rest, one
+# at a time, so that the parallel suite's own load does not decide them.
+TIMED_SUITES = SchedulerLoadTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests
+
 test: bootstrap
 	swift build
 	$(MAKE) --no-print-directory deb CONFIG=debug
 	rm -f $(SKIP_LOG)
 	status=0; \
-	swift test --skip PackageInstallTests || status=$$?; \
+	swift test --skip PackageInstallTests --skip '$(TIMED_SUITES)' || status=$$?; \
+	if [ $$status = 0 ]; then swift test --skip-build --no-parallel --filter '$(TIMED_SUITES)' || status=$$?; fi; \
 	if [ $$status = 0 ]; then STRATA_PACKAGE_TEST=1 swift test --skip-build --filter PackageInstallTests || status=$$?; \
 	else printf 'debianPackageUnderPrivateSystemd\tnot run: the rest of the suite failed\n' >> $(SKIP_LOG); fi; \
 	scripts/report-skipped.sh $(SKIP_LOG); exit $$status
