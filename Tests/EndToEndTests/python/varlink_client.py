@@ -30,6 +30,12 @@ with varlink.Client(address=admin_address) as client:
         status = admin.Status()
         check(status["status"].endswith("ready"), f"status: {status['status']}")
         check(status["stores"][0]["name"] == "aircraft", f"stores: {status['stores']}")
+        # States and kinds travel as plain strings (Varlink enums in the interface description).
+        check(status["stores"][0]["state"] == "ready", f"store state: {status['stores']}")
+        check(admin.ListStores()["stores"][0]["state"] == "ready", "ListStores state")
+        check(status["scheduler"]["state"] in ("idle", "waiting", "running", "paused", "disabled"), f"scheduler: {status['scheduler']}")
+        for task in admin.Pending("aircraft")["stores"][0]["tasks"]:
+            check(task["state"] in ("pending", "running", "done") and isinstance(task["kind"], str), f"task: {task}")
         check(admin.SetSetting("idle_after", "45s")["previous"] == "1s", "SetSetting previous")
         check(admin.GetSettings("idle_after")["settings"][0]["value"] == "45s", "GetSettings")
         check(admin.Pause("python")["scheduler"]["paused"] is True, "Pause")
