@@ -341,7 +341,7 @@ struct Launcher {
             }
         }
         let elapsed = ContinuousClock.now - started
-        if last.state != "finished" || last.results.contains(where: { $0.error != nil }) {
+        if last.state != .finished || last.results.contains(where: { $0.error != nil }) {
             throw BenchError("FinishDeferred did not finish: \(last)")
         }
         return Finish(elapsed: elapsed, firstTask: firstTaskEnded.map { $0 - started })
@@ -349,7 +349,7 @@ struct Launcher {
 
     func pendingKinds() async throws -> [String] {
         try await VarlinkClient.withConnection(to: adminSocket) { admin in
-            try await admin.call(StrataAdmin.Pending.self, .init(store: "bench")).stores.first?.tasks.map(\.kind) ?? []
+            try await admin.call(StrataAdmin.Pending.self, .init(store: "bench")).stores.first?.tasks.map(\.kind.rawValue) ?? []
         }
     }
 }

@@ -73,7 +73,7 @@ struct DaemonStatusCommand: AsyncParsableCommand {
         try await callAdmin(options, StrataAdmin.Status.self, VarlinkEmpty()) { reply in
             print("stratad \(reply.version) (pid \(reply.pid)), up \(Int(reply.uptimeSeconds))s")
             print("status:    \(reply.status)")
-            print("scheduler: \(reply.scheduler.state) — \(reply.scheduler.reason)")
+            print("scheduler: \(reply.scheduler.state.rawValue) — \(reply.scheduler.reason)")
             printStores(reply.stores)
         }
     }
@@ -82,7 +82,7 @@ struct DaemonStatusCommand: AsyncParsableCommand {
 func printStores(_ stores: [StrataAdmin.StoreInfo]) {
     guard !stores.isEmpty else { return print("no stores configured") }
     let rows = stores.map { store -> [String] in
-        [store.name, store.state, store.modelVersion ?? "-", "\(store.pendingTasks)", store.path, store.error ?? ""]
+        [store.name, store.state.rawValue, store.modelVersion ?? "-", "\(store.pendingTasks)", store.path, store.error ?? ""]
     }
     let header = ["STORE", "STATE", "VERSION", "PENDING", "PATH", "ERROR"]
     let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
@@ -112,7 +112,7 @@ struct DaemonPendingCommand: AsyncParsableCommand {
                 print("\(entry.store): \(entry.tasks.isEmpty ? "no deferred work pending" : "\(entry.tasks.count) task(s) pending")")
                 for task in entry.tasks {
                     let percent = Int(task.fraction * 100)
-                    print("  #\(task.id) \(task.kind) \(task.summary) [\(task.state)] \(task.rowsDone)/\(task.rowsTotal) \(task.kind == "backup" ? "pages" : "rows") (\(percent)%)")
+                    print("  #\(task.id) \(task.kind.rawValue) \(task.summary) [\(task.state.rawValue)] \(task.rowsDone)/\(task.rowsTotal) \(task.kind == .backup ? "pages" : "rows") (\(percent)%)")
                 }
             }
         }
@@ -166,8 +166,8 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                 return
             }
             switch reply.state {
-            case "skipped": print("skipped: \(reply.reason ?? "the scheduler does not allow work now")")
-            case "started": print("started deferred work in the daemon; follow it with `stratactl pending`")
+            case .skipped: print("skipped: \(reply.reason ?? "the scheduler does not allow work now")")
+            case .started: print("started deferred work in the daemon; follow it with `stratactl pending`")
             default:
                 for result in reply.results {
                     if let error = result.error {

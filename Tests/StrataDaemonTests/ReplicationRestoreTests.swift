@@ -126,7 +126,7 @@ struct ReplicationRestoreTests {
                 restore(point)
             }
         }
-        #expect(final.state == "finished", "\(final)\n\(daemon.log)")
+        #expect(final.state == .finished, "\(final)\n\(daemon.log)")
         try await Task.sleep(for: .seconds(5))
         restore("after")
         log.stop.store(true, ordering: .relaxed)
@@ -175,7 +175,7 @@ struct ReplicationRestoreTests {
         let reply = try await VarlinkClient.withConnection(to: host.adminSocket) { client in
             try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true)) { _ in }
         }
-        #expect(reply.state == "finished", "restore at \(restore.point): \(reply)\n\(daemon.log)")
+        #expect(reply.state == .finished, "restore at \(restore.point): \(reply)\n\(daemon.log)")
         await daemon.stop()
         #expect(try StoreFile.string(restore.path, "PRAGMA integrity_check") == "ok", "\(restore.point)")
         #expect(try StoreFile.int(restore.path, "SELECT count(*) FROM _strata_deferred") == 0, "\(restore.point)")

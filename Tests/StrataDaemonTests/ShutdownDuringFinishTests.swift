@@ -93,7 +93,7 @@ struct ShutdownDuringFinishTests {
         let logged = paused.flatMap { line in line.split(separator: " ").first { $0.hasPrefix("strata.batches=") } }
             .flatMap { Int($0.dropFirst("strata.batches=".count)) }
         #expect(logged.map { $0 <= batchesBefore + 1 } == true, "batches of the run: \(String(describing: logged)), \(batchesBefore) before SIGTERM\n\(daemon.log)")
-        #expect(last.state == "stopped", "\(last)")
+        #expect(last.state == .stopped, "\(last)")
         let result = try #require(last.results.first)
         #expect(result.stoppedEarly && result.tasksRemaining > 0 && result.error == nil, "\(result)")
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The Swift types of the interfaces (the named types in Strata{Admin,Store}+Types.swift, the
-/// methods in Strata{Admin,Store}+Methods.swift) are generated from the .varlink files by
+/// methods in Strata{Admin,Store}+Methods.swift, the errors in Strata{Admin,Store}+Errors.swift) are generated from the .varlink files by
 /// scripts/generate-varlink-types.py: a changed .varlink makes the check fail, and notes in the
 /// .swift.json about a field the .varlink does not declare are refused with its name.
 @Suite struct GeneratedTypesTests {
@@ -17,7 +17,8 @@ import Testing
         let interfaces = root.appendingPathComponent("Sources/StrataVarlink/Interfaces")
         try manager.createDirectory(at: interfaces, withIntermediateDirectories: true)
         try manager.copyItem(at: packageRoot.appendingPathComponent("varlink"), to: root.appendingPathComponent("varlink"))
-        for name in ["StrataAdmin+Types.swift", "StrataStore+Types.swift", "StrataAdmin+Methods.swift", "StrataStore+Methods.swift"] {
+        for name in ["StrataAdmin+Types.swift", "StrataStore+Types.swift", "StrataAdmin+Methods.swift", "StrataStore+Methods.swift",
+                     "StrataAdmin+Errors.swift", "StrataStore+Errors.swift"] {
             try manager.copyItem(at: packageRoot.appendingPathComponent("Sources/StrataVarlink/Interfaces/\(name)"),
                                  to: interfaces.appendingPathComponent(name))
         }
@@ -57,6 +58,37 @@ import Testing
         #expect(result.output.contains("StrataAdmin+Methods.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
                 "\(result.output)")
         #expect(!result.output.contains("StrataAdmin+Types.swift"), "\(result.output)")
+    }
+
+    @Test func aChangedEnumMakesTheCheckFail() throws {
+        let result = try Self.check(changing: "io.strata.Admin.varlink") {
+            $0.replacingOccurrences(of: "  state: (ready, failed, closed),\n", with: "  state: (ready, failed, closed, draining),\n")
+        }
+        #expect(result.status == 1)
+        #expect(result.output.contains("StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
+                "\(result.output)")
+        #expect(!result.output.contains("StrataAdmin+Errors.swift"), "\(result.output)")
+    }
+
+    @Test func aChangedErrorMakesTheCheckFail() throws {
+        let result = try Self.check(changing: "io.strata.Admin.varlink") {
+            $0.replacingOccurrences(of: "error InvalidSetting (key: string, value: string, reason: string)",
+                                    with: "error InvalidSetting (key: string, value: ?string, reason: string)")
+        }
+        #expect(result.status == 1)
+        #expect(result.output.contains("StrataAdmin+Errors.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
+                "\(result.output)")
+        #expect(!result.output.contains("StrataAdmin+Types.swift") && !result.output.contains("StrataAdmin+Methods.swift"), "\(result.output)")
+    }
+
+    @Test func anErrorAliasWithOtherFieldsIsRefused() throws {
+        let result = try Self.check(changing: "io.strata.Store.varlink") {
+            $0.replacingOccurrences(of: "error StoreUnavailable (store: string, reason: string)",
+                                    with: "error StoreUnavailable (store: string, since: ?string, reason: string)")
+        }
+        #expect(result.status == 1)
+        #expect(result.output.contains("io.strata.Admin.StoreUnavailable: the alias StrataStore.StoreUnavailable has other fields"),
+                "\(result.output)")
     }
 
     @Test func notesAboutAMethodTheIDLLacksAreRefused() throws {

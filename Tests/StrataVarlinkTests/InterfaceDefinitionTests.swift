@@ -68,6 +68,13 @@ import Testing
         ], "\(differences)")
     }
 
+    /// A state's cases are compared too: Swift's enum and the IDL's must list the same values.
+    @Test func aChangedEnumIsCaught() throws {
+        let text = try Self.file("io.strata.Admin").replacingOccurrences(of: "state: (ready, failed, closed),", with: "state: (ready, failed),")
+        let differences = try InterfaceConformance(StrataAdmin.self, idl: VarlinkIDL(parsing: text)).differences
+        #expect(differences == ["type StoreInfo.state: (ready, failed) in the IDL, (ready, failed, closed) in Swift"], "\(differences)")
+    }
+
     @Test func theIDLParserReadsEveryForm() throws {
         let idl = try VarlinkIDL(parsing: """
             # A comment

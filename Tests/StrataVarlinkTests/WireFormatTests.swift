@@ -23,7 +23,7 @@ import Testing
     }
 
     static let storeInfo = StrataAdmin.StoreInfo(
-        name: "fleet", path: "/var/lib/strata/fleet.sqlite", state: "failed", modelVersion: nil, targetVersion: "v2",
+        name: "fleet", path: "/var/lib/strata/fleet.sqlite", state: .failed, modelVersion: nil, targetVersion: "v2",
         deferCleanup: true, pendingTasks: 2, finishing: false, requests: 7, error: "the model does not open")
     static let storeInfoBytes = #"{"parameters":{"stores":[{"deferCleanup":true,"error":"the model does not open","finishing":false,"modelVersion":null,"name":"fleet","path":"/var/lib/strata/fleet.sqlite","pendingTasks":2,"requests":7,"state":"failed","targetVersion":"v2"}]}}"#
 
@@ -32,7 +32,7 @@ import Testing
         #expect(try Self.decode(StrataAdmin.ListStores.Reply.self, Self.storeInfoBytes).stores == [Self.storeInfo])
     }
 
-    static let scheduler = StrataAdmin.SchedulerInfo(state: "waiting", reason: "waiting: io pressure avg10 31% > 10%", paused: false,
+    static let scheduler = StrataAdmin.SchedulerInfo(state: .waiting, reason: "waiting: io pressure avg10 31% > 10%", paused: false,
                                                      workingOn: nil, signals: nil, unavailable: nil, stats: nil)
     static let schedulerBytes = #"{"parameters":{"scheduler":{"paused":false,"reason":"waiting: io pressure avg10 31% > 10%","signals":null,"state":"waiting","stats":null,"unavailable":null,"workingOn":null}}}"#
 
@@ -41,8 +41,8 @@ import Testing
         #expect(try Self.decode(StrataAdmin.SchedulerReply.self, Self.schedulerBytes).scheduler == Self.scheduler)
     }
 
-    static let task = StrataAdmin.DeferredTaskInfo(id: 3, kind: "rewriteTable", table: "ZAIRCRAFT", summary: "rewrite ZAIRCRAFT",
-                                                   state: "running", rowsDone: 10, rowsTotal: 40, fraction: 0.25)
+    static let task = StrataAdmin.DeferredTaskInfo(id: 3, kind: .rewriteTable, table: "ZAIRCRAFT", summary: "rewrite ZAIRCRAFT",
+                                                   state: .running, rowsDone: 10, rowsTotal: 40, fraction: 0.25)
     static let taskBytes = #"{"parameters":{"stores":[{"store":"fleet","tasks":[{"fraction":0.25,"id":3,"kind":"rewriteTable","rowsDone":10,"rowsTotal":40,"state":"running","summary":"rewrite ZAIRCRAFT","table":"ZAIRCRAFT"}]}]}}"#
 
     @Test func aTaskKindAndStateAreStrings() throws {
@@ -55,10 +55,10 @@ import Testing
     static let finishedBytes = #"{"parameters":{"progress":null,"reason":null,"results":[{"batches":4,"error":null,"rowsProcessed":120,"seconds":0.5,"stoppedEarly":false,"store":"fleet","tasksFinished":2,"tasksRemaining":0}],"state":"finished"}}"#
 
     @Test func aFinishStateIsAString() throws {
-        let skipped = StrataAdmin.FinishDeferred.Reply(state: "skipped", reason: "paused: python")
+        let skipped = StrataAdmin.FinishDeferred.Reply(state: .skipped, reason: "paused: python")
         #expect(try Self.wire(skipped) == Self.skippedBytes)
         #expect(try Self.decode(StrataAdmin.FinishDeferred.Reply.self, Self.skippedBytes) == skipped)
-        let finished = StrataAdmin.FinishDeferred.Reply(state: "finished", results: [
+        let finished = StrataAdmin.FinishDeferred.Reply(state: .finished, results: [
             .init(store: "fleet", tasksFinished: 2, tasksRemaining: 0, rowsProcessed: 120, batches: 4, seconds: 0.5, stoppedEarly: false, error: nil),
         ])
         #expect(try Self.wire(finished) == Self.finishedBytes)

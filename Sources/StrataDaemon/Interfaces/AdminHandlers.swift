@@ -36,7 +36,7 @@ struct AdminHandlers: Sendable {
         let following = (parameters.wait ?? false) && stores.allSatisfy(\.isFinishingOnRequest)
         if !now && !following {
             let permission = await scheduler.permission()
-            if !permission.allowed { return .init(state: "skipped", reason: permission.reason) }
+            if !permission.allowed { return .init(state: .skipped, reason: permission.reason) }
         }
         // A scheduler turn gives the store over to the request (DeferredWorkRunner.run); an
         // earlier request's run is followed to its end with --wait (DeferredWorkRunner.finish).
@@ -48,20 +48,20 @@ struct AdminHandlers: Sendable {
         let settings = await scheduler.settings()
         guard parameters.wait ?? false else {
             runner.start(stores, now: now, settings: settings)
-            return .init(state: "started")
+            return .init(state: .started)
         }
         let stream = AsyncStream<StrataAdmin.FinishDeferred.Reply>.makeStream()
         let forward = Task {
             for await progress in stream.stream { try? await replies.progress(progress) }
         }
         let results = await runner.finish(stores, now: now, settings: settings) { store, progress in
-            stream.continuation.yield(.init(state: "running", progress: StrataAdmin.FinishProgress(progress, store: store)))
+            stream.continuation.yield(.init(state: .running, progress: StrataAdmin.FinishProgress(progress, store: store)))
         }
         stream.continuation.finish()
         await forward.value
         let failed = results.contains { $0.error != nil }
         let stoppedEarly = results.contains { $0.report?.stoppedEarly ?? false }
-        return .init(state: failed ? "failed" : stoppedEarly ? "stopped" : "finished", results: results.map(StrataAdmin.FinishResult.init))
+        return .init(state: failed ? .failed : stoppedEarly ? .stopped : .finished, results: results.map(StrataAdmin.FinishResult.init))
     }
 
     // MARK: - Settings

@@ -6,12 +6,12 @@ import StrataVarlink
 
 extension StrataAdmin.StoreInfo {
     init(_ store: HostedStore) {
-        var state = "ready"
+        var state = State.ready
         var error: String?
         switch store.state {
         case .ready: break
-        case .failed(let reason): state = "failed"; error = reason
-        case .closed: state = "closed"
+        case .failed(let reason): (state, error) = (.failed, reason)
+        case .closed: state = .closed
         }
         self.init(name: store.name, path: store.configuration.path, state: state, modelVersion: store.modelVersion,
                   targetVersion: store.configuration.targetVersion, deferCleanup: store.configuration.deferCleanup,
@@ -23,7 +23,7 @@ extension StrataAdmin.SchedulerInfo {
     init(_ status: SchedulerStatus) {
         let stats = status.statistics
         self.init(
-            state: status.state.rawValue, reason: status.reason, paused: status.paused, workingOn: status.workingOn,
+            state: State(status.state), reason: status.reason, paused: status.paused, workingOn: status.workingOn,
             signals: status.signals.map { reading in
                 StrataAdmin.SignalInfo(signal: reading.signal.rawValue, label: reading.label, value: reading.value, threshold: reading.threshold,
                                        busy: reading.isBusy, summary: reading.summary)
@@ -53,8 +53,44 @@ extension StrataAdmin.SchedulerInfo {
 extension StrataAdmin.DeferredTaskInfo {
     init(_ task: DeferredTask) {
         let shown = ShownProgress(task)
-        self.init(id: task.id, kind: task.kind.rawValue, table: task.table, summary: task.summary, state: task.state.rawValue,
+        self.init(id: task.id, kind: Kind(task.kind), table: task.table, summary: task.summary, state: State(task.state),
                   rowsDone: shown.done, rowsTotal: shown.total, fraction: shown.fraction)
+    }
+}
+
+extension StrataAdmin.SchedulerInfo.State {
+    init(_ state: SchedulerStatus.State) {
+        switch state {
+        case .idle: self = .idle
+        case .waiting: self = .waiting
+        case .running: self = .running
+        case .paused: self = .paused
+        case .disabled: self = .disabled
+        }
+    }
+}
+
+extension StrataAdmin.DeferredTaskInfo.Kind {
+    /// A new kind of task in the library does not compile here until the interface has it.
+    init(_ kind: DeferredTask.Kind) {
+        switch kind {
+        case .rewriteTable: self = .rewriteTable
+        case .dropTable: self = .dropTable
+        case .createIndex: self = .createIndex
+        case .dropIndex: self = .dropIndex
+        case .incrementalVacuum: self = .incrementalVacuum
+        case .backup: self = .backup
+        }
+    }
+}
+
+extension StrataAdmin.DeferredTaskInfo.State {
+    init(_ state: DeferredTask.State) {
+        switch state {
+        case .pending: self = .pending
+        case .running: self = .running
+        case .done: self = .done
+        }
     }
 }
 

@@ -8,11 +8,11 @@ enum InterfaceDefinitions {
         # scheduler and its settings, checkpoints, backups, configuration reload and metrics.
         interface io.strata.Admin
 
-        # A hosted store. state: "ready", "failed" or "closed".
+        # A hosted store: ready, failed (error says why) or closed.
         type StoreInfo (
           name: string,
           path: string,
-          state: string,
+          state: (ready, failed, closed),
           modelVersion: ?string,
           targetVersion: ?string,
           deferCleanup: bool,
@@ -22,11 +22,11 @@ enum InterfaceDefinitions {
           error: ?string
         )
 
-        # The idle scheduler: state ("idle", "waiting", "running", "paused", "disabled")
+        # The idle scheduler: its state
         # and the reason for it ("waiting: io pressure avg10 31% > 10%"), the latest
         # signal readings, and what it did (see docs/Scheduler.md).
         type SchedulerInfo (
-          state: string,
+          state: (idle, waiting, running, paused, disabled),
           reason: string,
           paused: bool,
           workingOn: ?string,
@@ -77,10 +77,10 @@ enum InterfaceDefinitions {
         # One task of a store's deferred ledger.
         type DeferredTaskInfo (
           id: int,
-          kind: string,
+          kind: (rewriteTable, dropTable, createIndex, dropIndex, incrementalVacuum, backup),
           table: ?string,
           summary: string,
-          state: string,
+          state: (pending, running, done),
           rowsDone: int,
           rowsTotal: int,
           fraction: float
@@ -141,11 +141,12 @@ enum InterfaceDefinitions {
         # Finishes deferred work of one store (or all). wait: reply when done, streaming
         # FinishProgress replies with `more`; otherwise start it and reply at once.
         # now: run even when the scheduler is paused or the machine is busy; otherwise a
-        # busy or paused scheduler makes it reply state "skipped" with the reason.
-        # The final state: "finished", "stopped" (early, work remains) or "failed" (a
+        # busy or paused scheduler makes it reply state skipped with the reason; without
+        # wait it replies started; the progress replies of wait are running.
+        # The final state: finished, stopped (early, work remains) or failed (a
         # store's run failed: its result has the error and the tasks that remain).
         method FinishDeferred(store: ?string, wait: ?bool, now: ?bool) -> (
-          state: string,
+          state: (skipped, started, running, finished, stopped, failed),
           reason: ?string,
           progress: ?FinishProgress,
           results: []FinishResult
@@ -189,10 +190,10 @@ enum InterfaceDefinitions {
         # primary key, plus "_entity" and "_pk".
         interface io.strata.Store
 
-        # One operation of a Batch. op: "insert", "update" or "delete"; id for update
-        # and delete; values for insert and update.
+        # One operation of a Batch: id for update and delete; values for insert and
+        # update.
         type Operation (
-          op: string,
+          op: (insert, update, delete),
           entity: string,
           id: ?int,
           values: ?object
@@ -225,24 +226,23 @@ enum InterfaceDefinitions {
         # inserted or updated by operations[i] (empty for a delete).
         method Batch(store: string, operations: []Operation, author: ?string) -> (results: []object)
 
-        # One object changed by a history transaction. kind: "insert", "update" or
-        # "delete"; properties: what an update changed; tombstone: a deleted object's
-        # preserveAfterDeletion attributes.
+        # One object changed by a history transaction. properties: what an update
+        # changed; tombstone: a deleted object's preserveAfterDeletion attributes.
         type Change (
           entity: string,
           id: int,
-          kind: string,
+          kind: (insert, update, delete),
           properties: []string,
           tombstone: ?object
         )
 
-        # One committed transaction of the change history. kind: "objects", or "gap"
-        # when another process wrote the store without history (refetch what you cache).
+        # One committed transaction of the change history. kind: objects, or gap when
+        # another process wrote the store without history (refetch what you cache).
         # time: ISO 8601; user: the writer's user; author: the name it gave.
         type Transaction (
           token: int,
           time: string,
-          kind: string,
+          kind: (objects, gap),
           user: ?string,
           author: ?string,
           changes: []Change

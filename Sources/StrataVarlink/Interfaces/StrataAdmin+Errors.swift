@@ -1,12 +1,22 @@
 import Foundation
 
-// The errors of io.strata.Admin (`error …` in the IDL).
+// Generated from varlink/io.strata.Admin.varlink and varlink/io.strata.Admin.swift.json:
+// the errors (`error …` in the IDL) and the typed Failure. Do not edit: change those files and run
+// scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataAdmin {
+    /// The interface's errors.
+    public static let errors: [any VarlinkErrorParameters.Type] = [
+        NoSuchStore.self, StoreUnavailable.self, StoreFailure.self, UnknownSetting.self, InvalidSetting.self, AlreadyRunning.self,
+        ReloadFailed.self,
+    ]
+
     /// `io.strata.Admin.NoSuchStore`: the daemon hosts no store of that name.
     public typealias NoSuchStore = StrataStore.NoSuchStore
+
     /// `io.strata.Admin.StoreUnavailable`: the store is configured but failed to open or is closed.
     public typealias StoreUnavailable = StrataStore.StoreUnavailable
+
     /// `io.strata.Admin.StoreFailure`: the store refused the operation (the reason says why).
     public typealias StoreFailure = StrataStore.StoreFailure
 
@@ -21,7 +31,7 @@ extension StrataAdmin {
         /// Why, in words, and what to do.
         public var reason: String
 
-        /// Memberwise initializer.
+        /// Memberwise initializer (the reason is made from the other fields).
         public init(key: String, known: [String]) {
             self.key = key
             self.known = known
@@ -109,14 +119,30 @@ extension StrataAdmin {
 
         /// The typed error of a reply; nil when `error` is not an io.strata.Admin error.
         public init?(_ error: VarlinkError) {
-            if let parameters = StrataAdmin.parameters(NoSuchStore.self, of: error) { self = .noSuchStore(parameters) }
-            else if let parameters = StrataAdmin.parameters(StoreUnavailable.self, of: error) { self = .storeUnavailable(parameters) }
-            else if let parameters = StrataAdmin.parameters(StoreFailure.self, of: error) { self = .storeFailure(parameters) }
-            else if let parameters = StrataAdmin.parameters(UnknownSetting.self, of: error) { self = .unknownSetting(parameters) }
-            else if let parameters = StrataAdmin.parameters(InvalidSetting.self, of: error) { self = .invalidSetting(parameters) }
-            else if let parameters = StrataAdmin.parameters(AlreadyRunning.self, of: error) { self = .alreadyRunning(parameters) }
-            else if let parameters = StrataAdmin.parameters(ReloadFailed.self, of: error) { self = .reloadFailed(parameters) }
-            else { return nil }
+            switch error.name {
+            case "io.strata.Admin.NoSuchStore":
+                guard let parameters = StrataAdmin.parameters(NoSuchStore.self, of: error) else { return nil }
+                self = .noSuchStore(parameters)
+            case "io.strata.Admin.StoreUnavailable":
+                guard let parameters = StrataAdmin.parameters(StoreUnavailable.self, of: error) else { return nil }
+                self = .storeUnavailable(parameters)
+            case "io.strata.Admin.StoreFailure":
+                guard let parameters = StrataAdmin.parameters(StoreFailure.self, of: error) else { return nil }
+                self = .storeFailure(parameters)
+            case "io.strata.Admin.UnknownSetting":
+                guard let parameters = StrataAdmin.parameters(UnknownSetting.self, of: error) else { return nil }
+                self = .unknownSetting(parameters)
+            case "io.strata.Admin.InvalidSetting":
+                guard let parameters = StrataAdmin.parameters(InvalidSetting.self, of: error) else { return nil }
+                self = .invalidSetting(parameters)
+            case "io.strata.Admin.AlreadyRunning":
+                guard let parameters = StrataAdmin.parameters(AlreadyRunning.self, of: error) else { return nil }
+                self = .alreadyRunning(parameters)
+            case "io.strata.Admin.ReloadFailed":
+                guard let parameters = StrataAdmin.parameters(ReloadFailed.self, of: error) else { return nil }
+                self = .reloadFailed(parameters)
+            default: return nil
+            }
         }
 
         /// A description in words.

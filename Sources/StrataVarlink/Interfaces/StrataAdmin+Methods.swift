@@ -1,10 +1,16 @@
 import Foundation
 
-// Generated from varlink/io.strata.Admin.varlink and varlink/io.strata.Admin.swift.json: the
-// methods (`method …` in the IDL), each with its Parameters and Reply. Do not edit: change those
-// files and run scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
+// Generated from varlink/io.strata.Admin.varlink and varlink/io.strata.Admin.swift.json:
+// the methods (`method …` in the IDL), each with its Parameters and Reply. Do not edit: change those files and run
+// scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataAdmin {
+    /// The interface's methods.
+    public static let methods: [any VarlinkMethod.Type] = [
+        Status.self, ListStores.self, Pending.self, FinishDeferred.self, Pause.self, Resume.self, GetSettings.self, SetSetting.self,
+        Checkpoint.self, Backup.self, Reload.self, Metrics.self,
+    ]
+
     /// The daemon: version, uptime, the `STATUS=` line, stores and scheduler.
     public enum Status: VarlinkMethod {
         /// The interface this belongs to.
@@ -92,8 +98,7 @@ extension StrataAdmin {
         }
     }
 
-    /// Finishes deferred work of one store (or all); see the IDL for `wait`, `now` and the
-    /// states (`skipped`, `started`, `running`, `finished`, `stopped`, `failed`).
+    /// Finishes deferred work of one store (or all); see the IDL for `wait` and `now`.
     public enum FinishDeferred: VarlinkMethod {
         /// The interface this belongs to.
         public typealias Interface = StrataAdmin
@@ -119,8 +124,13 @@ extension StrataAdmin {
 
         /// What the method replies.
         public struct Reply: Codable, Sendable, Hashable {
-            /// The state, in words (see the interface definition for the values).
-            public var state: String
+            /// Where the run is.
+            public enum State: String, VarlinkStringEnum {
+                case skipped, started, running, finished, stopped, failed
+            }
+
+            /// Skipped, started, running (a progress reply), finished, stopped or failed.
+            public var state: State
             /// Why, in words, and what to do.
             public var reason: String?
             /// Progress of the run, after a batch.
@@ -129,7 +139,7 @@ extension StrataAdmin {
             public var results: [FinishResult]
 
             /// Memberwise initializer.
-            public init(state: String, reason: String? = nil, progress: FinishProgress? = nil, results: [FinishResult] = []) {
+            public init(state: State, reason: String? = nil, progress: FinishProgress? = nil, results: [FinishResult] = []) {
                 self.state = state
                 self.reason = reason
                 self.progress = progress

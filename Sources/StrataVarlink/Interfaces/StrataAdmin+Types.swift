@@ -1,18 +1,23 @@
 import Foundation
 
-// Generated from varlink/io.strata.Admin.varlink and varlink/io.strata.Admin.swift.json: the named
-// types (`type …` in the IDL). Do not edit: change those files and run
+// Generated from varlink/io.strata.Admin.varlink and varlink/io.strata.Admin.swift.json:
+// the named types (`type …` in the IDL). Do not edit: change those files and run
 // scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataAdmin {
-    /// A hosted store. `state`: `ready`, `failed` or `closed`.
+    /// A hosted store: ready, failed (`error` says why) or closed.
     public struct StoreInfo: Codable, Sendable, Hashable {
+        /// Where a hosted store is.
+        public enum State: String, VarlinkStringEnum {
+            case ready, failed, closed
+        }
+
         /// The store's name (as configured).
         public var name: String
         /// The store file's path.
         public var path: String
-        /// The state, in words (see the interface definition for the values).
-        public var state: String
+        /// Ready, failed or closed.
+        public var state: State
         /// The model version the store is open with.
         public var modelVersion: String?
         /// The version to reach.
@@ -29,7 +34,7 @@ extension StrataAdmin {
         public var error: String?
 
         /// Memberwise initializer.
-        public init(name: String, path: String, state: String, modelVersion: String?, targetVersion: String?, deferCleanup: Bool,
+        public init(name: String, path: String, state: State, modelVersion: String?, targetVersion: String?, deferCleanup: Bool,
                     pendingTasks: Int, finishing: Bool, requests: Int, error: String?) {
             self.name = name
             self.path = path
@@ -44,11 +49,15 @@ extension StrataAdmin {
         }
     }
 
-    /// The idle scheduler: state (`idle`, `waiting`, `running`, `paused`, `disabled`) and the
-    /// reason for it, the latest signal readings, and what it did.
+    /// The idle scheduler: its state and the reason for it, the latest signal readings, and what it did.
     public struct SchedulerInfo: Codable, Sendable, Hashable {
-        /// The state, in words (see the interface definition for the values).
-        public var state: String
+        /// What the idle scheduler does.
+        public enum State: String, VarlinkStringEnum {
+            case idle, waiting, running, paused, disabled
+        }
+
+        /// Idle, waiting, running, paused or disabled.
+        public var state: State
         /// Why, in words, and what to do.
         public var reason: String
         /// Whether it is paused.
@@ -63,7 +72,7 @@ extension StrataAdmin {
         public var stats: SchedulerStats?
 
         /// Memberwise initializer.
-        public init(state: String, reason: String, paused: Bool, workingOn: String?, signals: [SignalInfo]?, unavailable: [String]?,
+        public init(state: State, reason: String, paused: Bool, workingOn: String?, signals: [SignalInfo]?, unavailable: [String]?,
                     stats: SchedulerStats?) {
             self.state = state
             self.reason = reason
@@ -182,16 +191,26 @@ extension StrataAdmin {
 
     /// One task of a store's deferred ledger.
     public struct DeferredTaskInfo: Codable, Sendable, Hashable {
+        /// What a deferred task does.
+        public enum Kind: String, VarlinkStringEnum {
+            case rewriteTable, dropTable, createIndex, dropIndex, incrementalVacuum, backup
+        }
+
+        /// Where a deferred task is.
+        public enum State: String, VarlinkStringEnum {
+            case pending, running, done
+        }
+
         /// The task's id in the ledger.
         public var id: Int64
-        /// The task's kind: `backup`, `rewriteTable`, `dropTable`, `createIndex`, `dropIndex`, `incrementalVacuum`.
-        public var kind: String
+        /// What the task does.
+        public var kind: Kind
         /// The table the task works on, if it has one.
         public var table: String?
         /// What the task does and why, in words.
         public var summary: String
-        /// The state, in words (see the interface definition for the values).
-        public var state: String
+        /// Pending, running or done.
+        public var state: State
         /// Rows processed so far.
         public var rowsDone: Int64
         /// Rows to process, estimated when the task was recorded.
@@ -200,7 +219,7 @@ extension StrataAdmin {
         public var fraction: Double
 
         /// Memberwise initializer.
-        public init(id: Int64, kind: String, table: String?, summary: String, state: String, rowsDone: Int64, rowsTotal: Int64,
+        public init(id: Int64, kind: Kind, table: String?, summary: String, state: State, rowsDone: Int64, rowsTotal: Int64,
                     fraction: Double) {
             self.id = id
             self.kind = kind

@@ -16,20 +16,9 @@ public enum StrataAdmin: VarlinkInterfaceDefinition {
     /// The interface definition (the `.varlink` file).
     public static var definition: String { InterfaceDefinitions.admin }
 
-    /// The interface's methods.
-    public static let methods: [any VarlinkMethod.Type] = [
-        Status.self, ListStores.self, Pending.self, FinishDeferred.self, Pause.self, Resume.self, GetSettings.self,
-        SetSetting.self, Checkpoint.self, Backup.self, Reload.self, Metrics.self,
-    ]
-
-    /// The interface's errors.
-    public static let errors: [any VarlinkErrorParameters.Type] = [
-        NoSuchStore.self, StoreUnavailable.self, StoreFailure.self, UnknownSetting.self, InvalidSetting.self,
-        AlreadyRunning.self, ReloadFailed.self,
-    ]
-
-    // Generated from the .varlink file: the methods (Parameters, Reply) in StrataAdmin+Methods.swift,
-    // the named types in StrataAdmin+Types.swift.
+    // Generated from the .varlink file: the methods (`methods`, each with its Parameters and Reply)
+    // in StrataAdmin+Methods.swift, the named types in StrataAdmin+Types.swift, the errors
+    // (`errors`, each error's parameters, `Failure`) in StrataAdmin+Errors.swift.
 
     /// The reply of `Pause` and `Resume`.
     public struct SchedulerReply: Codable, Sendable, Hashable {

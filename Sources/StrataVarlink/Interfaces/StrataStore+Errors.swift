@@ -1,9 +1,16 @@
 import Foundation
 
-// The errors of io.strata.Store (`error …` in the IDL). io.strata.Admin declares the first
-// three too, with the same fields.
+// Generated from varlink/io.strata.Store.varlink and varlink/io.strata.Store.swift.json:
+// the errors (`error …` in the IDL) and the typed Failure. Do not edit: change those files and run
+// scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataStore {
+    /// The interface's errors.
+    public static let errors: [any VarlinkErrorParameters.Type] = [
+        NoSuchStore.self, StoreUnavailable.self, StoreFailure.self, InvalidPredicate.self, ObjectError.self, ObjectNotFound.self,
+        HistoryExpired.self, InvalidHistoryToken.self, ObserverOverflow.self,
+    ]
+
     /// `io.strata.Store.NoSuchStore`: the daemon hosts no store of that name.
     public struct NoSuchStore: VarlinkErrorParameters {
         /// The error's name on the wire.
@@ -15,7 +22,7 @@ extension StrataStore {
         /// Why, in words, and what to do.
         public var reason: String
 
-        /// Memberwise initializer.
+        /// Memberwise initializer (the reason is made from the other fields).
         public init(store: String, known: [String]) {
             self.store = store
             self.known = known
@@ -227,16 +234,36 @@ extension StrataStore {
 
         /// The typed error of a reply; nil when `error` is not an io.strata.Store error.
         public init?(_ error: VarlinkError) {
-            if let parameters = StrataStore.parameters(NoSuchStore.self, of: error) { self = .noSuchStore(parameters) }
-            else if let parameters = StrataStore.parameters(StoreUnavailable.self, of: error) { self = .storeUnavailable(parameters) }
-            else if let parameters = StrataStore.parameters(StoreFailure.self, of: error) { self = .storeFailure(parameters) }
-            else if let parameters = StrataStore.parameters(InvalidPredicate.self, of: error) { self = .invalidPredicate(parameters) }
-            else if let parameters = StrataStore.parameters(ObjectError.self, of: error) { self = .objectError(parameters) }
-            else if let parameters = StrataStore.parameters(ObjectNotFound.self, of: error) { self = .objectNotFound(parameters) }
-            else if let parameters = StrataStore.parameters(HistoryExpired.self, of: error) { self = .historyExpired(parameters) }
-            else if let parameters = StrataStore.parameters(InvalidHistoryToken.self, of: error) { self = .invalidHistoryToken(parameters) }
-            else if let parameters = StrataStore.parameters(ObserverOverflow.self, of: error) { self = .observerOverflow(parameters) }
-            else { return nil }
+            switch error.name {
+            case "io.strata.Store.NoSuchStore":
+                guard let parameters = StrataStore.parameters(NoSuchStore.self, of: error) else { return nil }
+                self = .noSuchStore(parameters)
+            case "io.strata.Store.StoreUnavailable":
+                guard let parameters = StrataStore.parameters(StoreUnavailable.self, of: error) else { return nil }
+                self = .storeUnavailable(parameters)
+            case "io.strata.Store.StoreFailure":
+                guard let parameters = StrataStore.parameters(StoreFailure.self, of: error) else { return nil }
+                self = .storeFailure(parameters)
+            case "io.strata.Store.InvalidPredicate":
+                guard let parameters = StrataStore.parameters(InvalidPredicate.self, of: error) else { return nil }
+                self = .invalidPredicate(parameters)
+            case "io.strata.Store.ObjectError":
+                guard let parameters = StrataStore.parameters(ObjectError.self, of: error) else { return nil }
+                self = .objectError(parameters)
+            case "io.strata.Store.ObjectNotFound":
+                guard let parameters = StrataStore.parameters(ObjectNotFound.self, of: error) else { return nil }
+                self = .objectNotFound(parameters)
+            case "io.strata.Store.HistoryExpired":
+                guard let parameters = StrataStore.parameters(HistoryExpired.self, of: error) else { return nil }
+                self = .historyExpired(parameters)
+            case "io.strata.Store.InvalidHistoryToken":
+                guard let parameters = StrataStore.parameters(InvalidHistoryToken.self, of: error) else { return nil }
+                self = .invalidHistoryToken(parameters)
+            case "io.strata.Store.ObserverOverflow":
+                guard let parameters = StrataStore.parameters(ObserverOverflow.self, of: error) else { return nil }
+                self = .observerOverflow(parameters)
+            default: return nil
+            }
         }
 
         /// A description in words.

@@ -1,10 +1,15 @@
 import Foundation
 
-// Generated from varlink/io.strata.Store.varlink and varlink/io.strata.Store.swift.json: the
-// methods (`method …` in the IDL), each with its Parameters and Reply. Do not edit: change those
-// files and run scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
+// Generated from varlink/io.strata.Store.varlink and varlink/io.strata.Store.swift.json:
+// the methods (`method …` in the IDL), each with its Parameters and Reply. Do not edit: change those files and run
+// scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataStore {
+    /// The interface's methods.
+    public static let methods: [any VarlinkMethod.Type] = [
+        Fetch.self, Count.self, Insert.self, Update.self, Delete.self, Batch.self, History.self, Observe.self,
+    ]
+
     /// Objects of an entity matching a predicate (NSPredicate-style format with `%@`
     /// arguments), sorted by `key` or `key:desc` descriptors.
     public enum Fetch: VarlinkMethod {

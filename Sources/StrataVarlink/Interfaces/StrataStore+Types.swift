@@ -1,7 +1,7 @@
 import Foundation
 
-// Generated from varlink/io.strata.Store.varlink and varlink/io.strata.Store.swift.json: the named
-// types (`type …` in the IDL). Do not edit: change those files and run
+// Generated from varlink/io.strata.Store.varlink and varlink/io.strata.Store.swift.json:
+// the named types (`type …` in the IDL). Do not edit: change those files and run
 // scripts/generate-varlink-definitions.sh (InterfaceDefinitionTests checks it was run).
 
 extension StrataStore {

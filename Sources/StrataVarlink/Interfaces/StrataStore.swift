@@ -15,19 +15,9 @@ public enum StrataStore: VarlinkInterfaceDefinition {
     /// The interface definition (the `.varlink` file).
     public static var definition: String { InterfaceDefinitions.store }
 
-    /// The interface's methods.
-    public static let methods: [any VarlinkMethod.Type] = [
-        Fetch.self, Count.self, Insert.self, Update.self, Delete.self, Batch.self, History.self, Observe.self,
-    ]
-
-    /// The interface's errors.
-    public static let errors: [any VarlinkErrorParameters.Type] = [
-        NoSuchStore.self, StoreUnavailable.self, StoreFailure.self, InvalidPredicate.self, ObjectError.self, ObjectNotFound.self,
-        HistoryExpired.self, InvalidHistoryToken.self, ObserverOverflow.self,
-    ]
-
-    // Generated from the .varlink file: the methods (Parameters, Reply) in StrataStore+Methods.swift,
-    // the named types in StrataStore+Types.swift.
+    // Generated from the .varlink file: the methods (`methods`, each with its Parameters and Reply)
+    // in StrataStore+Methods.swift, the named types in StrataStore+Types.swift, the errors
+    // (`errors`, each error's parameters, `Failure`) in StrataStore+Errors.swift.
 
     /// The reply of `Insert` and `Update`: the object as saved.
     public struct ObjectReply: Codable, Sendable, Hashable {

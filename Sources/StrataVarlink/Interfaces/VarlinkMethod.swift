@@ -59,8 +59,8 @@ public struct VarlinkEmpty: Codable, Sendable, Hashable {
     }
 }
 
-/// Values of a `string` field that the server checks against a closed set (a Swift enum
-/// whose raw values are the accepted strings). The IDL declares them as `string`.
+/// A Varlink enum (`state: (ready, failed, closed)` in the IDL): a Swift enum whose raw values
+/// are the cases, a JSON string on the wire; a value outside the set is refused when decoded.
 public protocol VarlinkStringEnum: RawRepresentable<String>, CaseIterable, Codable, Sendable {}
 
 extension VarlinkInterfaceDefinition {

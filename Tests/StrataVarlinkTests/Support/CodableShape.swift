@@ -4,7 +4,7 @@ import StrataVarlink
 /// The shape of a `Decodable` Swift type as Varlink IDL types, found by decoding it with a
 /// decoder that records what the type asks for: each key with its type, `decodeIfPresent` as
 /// `?`, arrays, `[String: T]` maps (they enumerate `allKeys`), ``JSONValue`` as `object`, a
-/// ``VarlinkStringEnum`` as `string`, and each structure under its Swift type name.
+/// ``VarlinkStringEnum`` as the Varlink enum `(a, b, c)` of its raw values, and each structure under its Swift type name.
 struct CodableShape {
     /// Structures by Swift type name.
     private(set) var types: [String: VarlinkIDL.TypeExpression] = [:]
@@ -93,11 +93,12 @@ private final class Recorder {
         case is UInt64.Type: return (.int, UInt64(0) as! T)
         default:
             guard let enumeration = type as? any VarlinkStringEnum.Type else { return nil }
-            return (.string, firstCase(enumeration) as! T)
+            return (.enumeration(rawValues(enumeration)), firstCase(enumeration) as! T)
         }
     }
 
     private static func firstCase<E: VarlinkStringEnum>(_ type: E.Type) -> E { E.allCases.first! }
+    private static func rawValues<E: VarlinkStringEnum>(_ type: E.Type) -> [String] { E.allCases.map(\.rawValue) }
 }
 
 private struct AnyCodingKey: CodingKey {
