@@ -2,12 +2,16 @@ import Foundation
 import Logging
 import Strata
 
-/// The migration of a hosted store at open, through its model directory's version graph:
-/// from the version the store records to the configured one, hop by hop — each hop a
-/// lightweight migration, or a custom stage of the store's stage file (`stages:`, the SQL
-/// stages `stratactl migrate --stages` reads) where one goes exactly from the hop's source to
-/// its destination — each hop committed on its own, cleanup deferred as configured.
+/// The open of a hosted store, through the library's one entry point
+/// (``DirectoryMigration/open(storeAt:directory:target:options:staged:stages:willMigrate:progress:)``),
+/// which decides between the version graph and a lightweight migration at open. This type
+/// turns what it hears into the daemon's words: the graph's progress into systemd's
+/// `STATUS=` and `EXTEND_TIMEOUT_USEC=` and log lines, its failures into the store's reason.
 ///
+/// Through the graph: from the version the store records to the configured one, hop by hop —
+/// each hop a lightweight migration, or a custom stage of the store's stage file (`stages:`,
+/// the SQL stages `stratactl migrate --stages` reads) where one goes exactly from the hop's
+/// source to its destination — each hop committed on its own, cleanup deferred as configured.
 /// Before each hop (the first one before the run's checkpoint, which may wait for another
 /// process's lock) it sends `EXTEND_TIMEOUT_USEC` and a `STATUS=` line naming the hop
 /// (`fleet: migrating Aircraft 2 → Aircraft 3 (stage 'move flightData into FlightData', 2 of 2)`).
@@ -18,7 +22,7 @@ struct StagedOpenMigration {
     let directory: ModelDirectory
     let target: ObjectModel
     let logger: Logger
-    /// Where to copy the store before the first hop (`backup: true`; nil: no copy).
+    /// Where to copy the store before it migrates (`backup: true`; nil: no copy).
     var backup: URL? = nil
     var notifier = SystemdNotifier()
 
@@ -26,82 +30,90 @@ struct StagedOpenMigration {
     /// asking every 2 s while a hop runs).
     static let hopTimeoutExtension: Duration = .seconds(10)
 
-    /// Whether the store at `metadata` is migrated through the graph
-    /// (``DirectoryMigration/applies(to:)``).
-    static func applies(to metadata: StoreMetadata, directory: ModelDirectory, target: ObjectModel) -> Bool {
-        DirectoryMigration(directory: directory, targetVersion: target.version).applies(to: metadata)
+    // MARK: - Opening
+
+    /// Opens the store at `url` for the target with `options` (whose lightweight migration
+    /// runs when the graph does not apply); the store, or the failure with the version the
+    /// store is at.
+    func open(at url: URL, options: StoreOptions) -> Result<PersistentStore, StoreRegistry.StoreOpenFailure> {
+        let started = ContinuousClock.now
+        // `backup: true`: before the first hop when a hop destroys data (a custom stage may
+        // destroy anything), otherwise online as the first deferred task.
+        let staged = StagedMigrationOptions(deferCleanup: configuration.deferCleanup, busyTimeout: configuration.busyTimeout.seconds,
+                                            logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities,
+                                            onlineBackupURL: backup)
+        var route: DirectoryMigration.Route?
+        do {
+            let opened = try DirectoryMigration.open(
+                storeAt: url, directory: directory, target: target, options: options, staged: staged, stages: loadStages,
+                willMigrate: { chosen, metadata in
+                    route = chosen
+                    willMigrate(chosen, from: metadata)
+                },
+                progress: { progress in
+                    // The first hop is announced before the run starts: the checkpoint before it may
+                    // wait for another process's lock (busy_timeout), and systemd should know why.
+                    guard let route, progress.phase == .hopStarted && progress.hop <= route.path.hops.count else { return }
+                    announce(route, hop: progress.hop, rows: progress.hop > 1 ? progress.rowsTouched : nil)
+                })
+            if let report = opened.graphMigration {
+                logger.notice("migrated store through the version graph", metadata: [
+                    "strata.from": "\(report.startVersion)", "strata.to": "\(report.endVersion)", "strata.hops": "\(report.hops.count)",
+                    "strata.rows": "\(report.hops.reduce(0) { $0 + $1.rowsWritten })", "strata.pending": "\(report.pendingDeferredTasks)",
+                    "strata.ms": "\(Int((ContinuousClock.now - started).seconds * 1000))",
+                ])
+            }
+            return .success(opened.store)
+        } catch {
+            switch error {
+            case .store(let error): return .failure(StoreRegistry.StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
+            case .unknownVersion(let metadata): return .failure(StoreRegistry.StoreOpenFailure(reason: versionRefusal(metadata)))
+            case .graph(let error): return .failure(failure(error.error, at: error.storeVersion, hop: error.hop, changed: error.changed))
+            }
+        }
     }
 
-    // MARK: - Running
-
-    /// Migrates the store at `url` (recorded at `metadata`) to the target through the library's
-    /// ``DirectoryMigration``; nil when it is there, else the failure, with the version the store
-    /// is at. This type only turns the migration's progress into systemd's `STATUS=` and
-    /// `EXTEND_TIMEOUT_USEC=` and log lines, and its failure into the store's reason.
-    func run(at url: URL, from metadata: StoreMetadata) -> StoreRegistry.StoreOpenFailure? {
-        let started = ContinuousClock.now
-        let migration: DirectoryMigration
-        let route: DirectoryMigration.Route
-        do {
-            migration = DirectoryMigration(directory: directory, targetVersion: target.version, customStages: try loadStages())
-            route = try migration.route(from: metadata)
-        } catch {
-            return failure(error, at: metadata.modelVersion, hop: nil)
-        }
-        let path = route.path
+    private func willMigrate(_ route: DirectoryMigration.Route, from metadata: StoreMetadata) {
         for stage in route.unusedCustomStages {
             logger.notice("custom stage not on the store's path; its SQL does not run", metadata: [
-                "strata.stage": "\(stage.label)", "strata.path": "\(path)",
+                "strata.stage": "\(stage.label)", "strata.path": "\(route.path)",
             ])
         }
         logger.notice("migrating store through the version graph", metadata: [
-            "strata.from": "\(metadata.modelVersion)", "strata.to": "\(target.version)", "strata.path": "\(path)",
-            "strata.hops": "\(path.hops.count)", "strata.stages_file": "\(configuration.stagesFile ?? "none")",
+            "strata.from": "\(metadata.modelVersion)", "strata.to": "\(target.version)", "strata.path": "\(route.path)",
+            "strata.hops": "\(route.path.hops.count)", "strata.stages_file": "\(configuration.stagesFile ?? "none")",
         ])
-        // `backup: true`: before the first hop when a hop destroys data (a custom stage may
-        // destroy anything), otherwise online as the first deferred task.
-        let options = StagedMigrationOptions(deferCleanup: configuration.deferCleanup, busyTimeout: configuration.busyTimeout.seconds,
-                                             logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities,
-                                             onlineBackupURL: backup)
-        func announce(hop number: Int, rows: Int64?) {
-            let hop = path.hops[number - 1]
-            let label = route.customLabel(ofHop: number)
-            let status = Self.status(store: configuration.name, from: hop.from.version, to: hop.to.version, number: number,
-                                     count: path.hops.count, customLabel: label)
-            notifier.extendTimeout(by: Self.hopTimeoutExtension)
-            notifier.status(status)
-            var fields: Logger.Metadata = ["strata.from": "\(hop.from.version)", "strata.to": "\(hop.to.version)",
-                                           "strata.stage": "\(label ?? "lightweight")", "strata.hop": "\(number)/\(path.hops.count)"]
-            if let rows { fields["strata.rows"] = "\(rows)" }
-            logger.info("\(status)", metadata: fields)
-        }
-        do {
-            // The first hop is announced before the run starts: the checkpoint before it may
-            // wait for another process's lock (busy_timeout), and systemd should know why.
-            let report = try migration.run(route, storeAt: url, from: metadata, options: options) { progress in
-                if progress.phase == .hopStarted && progress.hop <= path.hops.count {
-                    announce(hop: progress.hop, rows: progress.hop > 1 ? progress.rowsTouched : nil)
-                }
-            }
-            logger.notice("migrated store through the version graph", metadata: [
-                "strata.from": "\(report.startVersion)", "strata.to": "\(report.endVersion)", "strata.hops": "\(report.hops.count)",
-                "strata.rows": "\(report.hops.reduce(0) { $0 + $1.rowsWritten })", "strata.pending": "\(report.pendingDeferredTasks)",
-                "strata.ms": "\(Int((ContinuousClock.now - started).seconds * 1000))",
-            ])
-            return nil
-        } catch {
-            return failure(error.error, at: error.storeVersion, hop: error.hop, changed: error.changed)
-        }
+    }
+
+    private func announce(_ route: DirectoryMigration.Route, hop number: Int, rows: Int64?) {
+        let path = route.path
+        let hop = path.hops[number - 1]
+        let label = route.customLabel(ofHop: number)
+        let status = Self.status(store: configuration.name, from: hop.from.version, to: hop.to.version, number: number,
+                                 count: path.hops.count, customLabel: label)
+        notifier.extendTimeout(by: Self.hopTimeoutExtension)
+        notifier.status(status)
+        var fields: Logger.Metadata = ["strata.from": "\(hop.from.version)", "strata.to": "\(hop.to.version)",
+                                       "strata.stage": "\(label ?? "lightweight")", "strata.hop": "\(number)/\(path.hops.count)"]
+        if let rows { fields["strata.rows"] = "\(rows)" }
+        logger.info("\(status)", metadata: fields)
     }
 
     /// The custom stages of the stage file (none without `stages:`). The file is read at every
     /// open, so a reload after fixing it runs the fixed SQL.
-    private func loadStages() throws(StagedMigrationError) -> [MigrationStage] {
+    func loadStages() throws(StagedMigrationError) -> [MigrationStage] {
         guard let file = configuration.stagesFile else { return [] }
         return try MigrationStageFile.load(contentsOf: URL(fileURLWithPath: file), directory: directory)
     }
 
     // MARK: - Messages
+
+    /// Why a store whose metadata records a version that the configured model directory
+    /// does not have (by checksum, nor by name) was not opened.
+    func versionRefusal(_ metadata: StoreMetadata) -> String {
+        let versions = directory.versions.map { "'\($0.version)' (\($0.checksum))" }.joined(separator: ", ")
+        return "wrongModelDirectory: store '\(configuration.name)' (\(configuration.path)) was written with model version '\(metadata.modelVersion)' (checksum \(metadata.modelChecksum)), which is not a version of the configured model directory \(configuration.modelDirectory) (\(versions)); the store was left untouched. Point the store's `model:` at the directory of its model, or add its version to that directory"
+    }
 
     /// `fleet: migrating Aircraft 2 → Aircraft 3 (stage 'move flightData into FlightData', 2 of 2)`.
     static func status(store: String, from: String, to: String, number: Int, count: Int, customLabel: String?) -> String {

@@ -149,50 +149,27 @@ public actor StoreRegistry {
             model = directory.current
         }
         let url = URL(fileURLWithPath: configuration.path)
-        // An existing store must have been written with a version of this directory: anything
-        // else is a misconfiguration that migration would turn into data loss. (A FIFO or other
-        // non-regular file is refused here, before anything could block on it.)
-        var existing: StoreMetadata?
-        do {
-            existing = try PersistentStore.metadata(at: url, busyTimeout: configuration.busyTimeout.seconds)
-        } catch where error.code == .notFound {
-            existing = nil  // a missing or empty file: a new store
-        } catch {
-            return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
-        }
-        if let metadata = existing {
-            if let refusal = versionRefusal(metadata, configuration: configuration, directory: directory) {
-                return .failure(StoreOpenFailure(reason: refusal))
-            }
-            // Through the version graph, hop by hop, with the store's custom stages (StagedOpenMigration.swift).
-            // The backup: before the first hop when a hop destroys data (custom stages may destroy
-            // anything), otherwise online as the first deferred task.
-            if StagedOpenMigration.applies(to: metadata, directory: directory, target: model) {
-                if let failure = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger,
-                                                     backup: configuration.backupBeforeMigration ? Self.backupURL(for: url) : nil).run(at: url, from: metadata) {
-                    return .failure(failure)
-                }
-                existing = nil  // migrated: the open reads the new metadata
-            }
-        }
+        // Used only when the open migrates: before the migration when it destroys data (or
+        // cleanup is not deferred), otherwise online as the first deferred task, before any
+        // cleanup destroys anything (MigrationOptions.backup, StagedMigrationOptions).
+        let backup = configuration.backupBeforeMigration ? Self.backupURL(for: url) : nil
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
         migration.knownVersions = directory.versions
         migration.allowsDroppingAllEntities = configuration.allowsDroppingAllEntities
-        if configuration.backupBeforeMigration {
-            // Used only when the open migrates: before the migration when its synchronous part
-            // destroys data (or cleanup is not deferred), otherwise online as the first deferred
-            // task, before any cleanup destroys anything (MigrationOptions.backup).
-            migration.backup = Self.backupURL(for: url)
-        }
+        migration.backup = backup
         // A replicated store's checkpoints belong to Litestream (docs/Fleet.md).
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,
                                    migration: migration, logger: logger, recordsHistory: configuration.history.record,
                                    walCheckpointing: configuration.replication == nil ? .strata : .external)
+        // The library decides: through the version graph, or a lightweight migration at open
+        // (DirectoryMigration.open, called by StagedOpenMigration.swift).
+        let opening = StagedOpenMigration(configuration: configuration, directory: directory, target: model, logger: logger, backup: backup)
+        let store: PersistentStore
+        switch opening.open(at: url, options: options) {
+        case .success(let opened): store = opened
+        case .failure(let failure): return .failure(failure)
+        }
         do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            // The metadata read above is not read again (unless a staged migration changed it).
-            let store = try existing.map { try PersistentStore.open(at: url, model: model, options: options, metadata: $0) }
-                ?? PersistentStore.open(at: url, model: model, options: options)
             let check = try store.checkSchema()
             guard check.isUsable else {
                 try? store.close()
@@ -203,20 +180,10 @@ public actor StoreRegistry {
                                metadata: ["strata.changes": "\(check.unexpected.joined(separator: "; "))"])
             }
             return .success((store, model.version, check.schemaVersion))
-        } catch let error as StoreError {
-            return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
         } catch {
-            return .failure(StoreOpenFailure(reason: "\(error)"))
+            try? store.close()
+            return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))
         }
-    }
-
-    /// Why a store whose metadata records a version that the configured model directory
-    /// does not have (by checksum, nor by name) must not be opened; nil when it has it.
-    static func versionRefusal(_ metadata: StoreMetadata, configuration: StoreConfiguration, directory: ModelDirectory) -> String? {
-        let known = directory.versions.contains { $0.checksum == metadata.modelChecksum || $0.version == metadata.modelVersion }
-        guard !known else { return nil }
-        let versions = directory.versions.map { "'\($0.version)' (\($0.checksum))" }.joined(separator: ", ")
-        return "wrongModelDirectory: store '\(configuration.name)' (\(configuration.path)) was written with model version '\(metadata.modelVersion)' (checksum \(metadata.modelChecksum)), which is not a version of the configured model directory \(configuration.modelDirectory) (\(versions)); the store was left untouched. Point the store's `model:` at the directory of its model, or add its version to that directory"
     }
 
     /// `PATH.pre-migration-TIME` (a free name).
