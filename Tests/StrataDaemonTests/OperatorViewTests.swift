@@ -18,26 +18,7 @@ struct OperatorViewTests {
     static let rows = 40_000
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
-        """
-        stores:
-          - name: load
-            path: \(sandbox.path("load.sqlite"))
-            model: \(models)
-            backup: false
-        sockets:
-          admin:
-            path: \(sandbox.adminSocket)
-            mode: "0600"
-          data:
-            path: \(sandbox.dataSocket)
-            mode: "0600"
-        scheduler:
-          enabled: false
-          batch_budget: 2ms
-          pause_between_batches: 300ms
-        log_level: info
-
-        """
+        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 2ms", "pause_between_batches: 300ms"])
     }
 
     /// `stratactl ARGS --socket ADMIN`.

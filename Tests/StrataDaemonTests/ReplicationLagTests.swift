@@ -19,31 +19,9 @@ struct ReplicationLagTests {
     static let rows = 40_000
 
     static func config(_ sandbox: DaemonSandbox, models: String, replica: String, maxLag: String) -> String {
-        """
-        stores:
-          - name: load
-            path: \(sandbox.path("load.sqlite"))
-            model: \(models)
-            backup: false
-            replication:
-              replica: \(replica)
-              max_lag: \(maxLag)
-        sockets:
-          admin:
-            path: \(sandbox.adminSocket)
-            mode: "0600"
-          data:
-            path: \(sandbox.dataSocket)
-            mode: "0600"
-        scheduler:
-          idle_after: 1s
-          load_window: 1s
-          batch_budget: 5ms
-          pause_between_batches: 100ms
-          signals: requests,transactions,replication
-        log_level: info
-
-        """
+        sandbox.loadStoreConfig(models: models, storeLines: ["replication:", "  replica: \(replica)", "  max_lag: \(maxLag)"],
+                                scheduler: ["idle_after: 1s", "load_window: 1s", "batch_budget: 5ms", "pause_between_batches: 100ms",
+                                            "signals: requests,transactions,replication"])
     }
 
     static func status(_ sandbox: DaemonSandbox) async throws -> StrataAdmin.Status.Reply {

@@ -32,27 +32,8 @@ struct ReplicationRestoreTests {
     }
 
     static func config(_ sandbox: DaemonSandbox, store: String, models: String, replica: String?) -> String {
-        """
-        stores:
-          - name: load
-            path: \(store)
-            model: \(models)
-            backup: false
-        \(replica.map { "    replication: {replica: \($0), max_lag: 256MiB}" } ?? "")
-        sockets:
-          admin:
-            path: \(sandbox.adminSocket)
-            mode: "0600"
-          data:
-            path: \(sandbox.dataSocket)
-            mode: "0600"
-        scheduler:
-          enabled: false
-          batch_budget: 5ms
-          pause_between_batches: 100ms
-        log_level: info
-
-        """
+        sandbox.loadStoreConfig(models: models, store: store, storeLines: replica.map { ["replication: {replica: \($0), max_lag: 256MiB}"] } ?? [],
+                                scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 100ms"])
     }
 
     @Test func fiveRestoresOfAFinishingRunEachOpenAndFinish() async throws {

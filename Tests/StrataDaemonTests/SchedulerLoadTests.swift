@@ -92,29 +92,9 @@ struct SchedulerLoadTests {
     }
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
-        """
-        stores:
-          - name: load
-            path: \(sandbox.path("load.sqlite"))
-            model: \(models)
-            backup: false
-        sockets:
-          admin:
-            path: \(sandbox.adminSocket)
-            mode: "0666"
-          data:
-            path: \(sandbox.dataSocket)
-            mode: "0666"
-        scheduler:
-          idle_after: 10s
-          load_window: 1s
-          signals: requests,transactions
-          request_rate: 5
-          batch_budget: 10ms
-          pause_between_batches: 1s
-        log_level: info
-
-        """
+        sandbox.loadStoreConfig(models: models, mode: "0666",
+                                scheduler: ["idle_after: 10s", "load_window: 1s", "signals: requests,transactions", "request_rate: 5",
+                                            "batch_budget: 10ms", "pause_between_batches: 1s"])
     }
 
     // (pause_between_batches 1s: the cost delay after a batch is the pause × the batch's time ÷

@@ -19,26 +19,7 @@ struct ShutdownDuringFinishTests {
     static let rows = 60_000
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
-        """
-        stores:
-          - name: load
-            path: \(sandbox.path("load.sqlite"))
-            model: \(models)
-            backup: false
-        sockets:
-          admin:
-            path: \(sandbox.adminSocket)
-            mode: "0600"
-          data:
-            path: \(sandbox.dataSocket)
-            mode: "0600"
-        scheduler:
-          enabled: false
-          batch_budget: 5ms
-          pause_between_batches: 1s
-        log_level: info
-
-        """
+        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 1s"])
     }
 
     @Test func sigtermStopsForcedWorkWithinOneBatch() async throws {

@@ -23,7 +23,7 @@ extension StrataAdmin.SchedulerInfo {
     init(_ status: SchedulerStatus) {
         let stats = status.statistics
         self.init(
-            state: State(status.state), reason: status.reason, paused: status.paused, workingOn: status.workingOn,
+            state: status.state, reason: status.reason, paused: status.paused, workingOn: status.workingOn,
             signals: status.signals.map { reading in
                 StrataAdmin.SignalInfo(signal: reading.signal.rawValue, label: reading.label, value: reading.value, threshold: reading.threshold,
                                        busy: reading.isBusy, summary: reading.summary)
@@ -55,18 +55,6 @@ extension StrataAdmin.DeferredTaskInfo {
         let shown = ShownProgress(task)
         self.init(id: task.id, kind: Kind(task.kind), table: task.table, summary: task.summary, state: State(task.state),
                   rowsDone: shown.done, rowsTotal: shown.total, fraction: shown.fraction)
-    }
-}
-
-extension StrataAdmin.SchedulerInfo.State {
-    init(_ state: SchedulerStatus.State) {
-        switch state {
-        case .idle: self = .idle
-        case .waiting: self = .waiting
-        case .running: self = .running
-        case .paused: self = .paused
-        case .disabled: self = .disabled
-        }
     }
 }
 

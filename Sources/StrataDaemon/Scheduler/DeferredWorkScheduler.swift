@@ -1,4 +1,5 @@
 import Foundation
+import StrataVarlink
 
 /// What the daemon needs from the idle scheduler (see the scheduler issue): it is started
 /// with the daemon, reports its state and the reason for it, can be paused and resumed, and
@@ -28,10 +29,8 @@ public protocol DeferredWorkScheduler: Actor {
 
 /// The scheduler's state for `Status`.
 public struct SchedulerStatus: Sendable, Hashable {
-    /// What the scheduler is doing.
-    public enum State: String, Sendable, Hashable {
-        case idle, waiting, running, paused, disabled
-    }
+    /// What the scheduler is doing: the state io.strata.Admin declares (`SchedulerInfo.state`).
+    public typealias State = StrataAdmin.SchedulerInfo.State
     /// The state, in words (see the interface definition for the values).
     public var state: State
     /// Why, in words, and what to do.

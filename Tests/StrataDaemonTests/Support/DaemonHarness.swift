@@ -72,6 +72,19 @@ struct DaemonSandbox {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    /// The configuration of the daemon tests that run deferred work on one seeded store: store
+    /// `load` at `store` (default `load.sqlite` here) with `models`, no backup, `storeLines`
+    /// added to the store (replication); the sandbox's sockets with `mode`; `scheduler` lines.
+    func loadStoreConfig(models: String, store: String? = nil, storeLines: [String] = [], mode: String = "0600",
+                         scheduler: [String]) -> String {
+        var lines = ["stores:", "  - name: load", "    path: \(store ?? path("load.sqlite"))", "    model: \(models)", "    backup: false"]
+        lines += storeLines.map { "    " + $0 }
+        lines += ["sockets:", "  admin:", "    path: \(adminSocket)", "    mode: \"\(mode)\"",
+                  "  data:", "    path: \(dataSocket)", "    mode: \"\(mode)\"", "scheduler:"]
+        lines += scheduler.map { "  " + $0 }
+        return (lines + ["log_level: info", ""]).joined(separator: "\n")
+    }
 }
 
 /// A datagram socket that plays systemd's notify socket.
