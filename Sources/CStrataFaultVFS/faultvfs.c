@@ -31,6 +31,7 @@ static pthread_mutex_t strataLock = PTHREAD_MUTEX_INITIALIZER;
 static sqlite3_vfs *strataReal = NULL;
 static char *strataPrefix = NULL;
 static int64_t strataCounts[STRATA_FAULT_KINDS];
+static int64_t strataMainOpens = 0;
 static int strataArmedKind = -1;
 static int64_t strataArmedNth = 0, strataArmedSeen = 0, strataFired = 0;
 static int strataArmedCode = SQLITE_IOERR, strataArmedPersistent = 0;
@@ -242,6 +243,7 @@ static int strata_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f,
     if (rc != SQLITE_OK) return rc;
     pthread_mutex_lock(&strataLock);
     file->inScope = strata_in_scope(name);
+    if (file->inScope && (flags & SQLITE_OPEN_MAIN_DB)) strataMainOpens++;
     pthread_mutex_unlock(&strataLock);
     file->path = name ? strdup(name) : NULL;
     // The real file's methods decide the version: a wrapper of a file without shm methods
@@ -330,6 +332,13 @@ int64_t strata_faultvfs_count(int kind) {
     return count;
 }
 
+int64_t strata_faultvfs_main_db_opens(void) {
+    pthread_mutex_lock(&strataLock);
+    int64_t count = strataMainOpens;
+    pthread_mutex_unlock(&strataLock);
+    return count;
+}
+
 void strata_faultvfs_track(int on) {
     pthread_mutex_lock(&strataLock);
     strataTracking = on;
@@ -369,6 +378,7 @@ void strata_faultvfs_reset(void) {
     strataDead = 0;
     strataFired = 0;
     memset(strataCounts, 0, sizeof strataCounts);
+    strataMainOpens = 0;
     while (strataFiles) {
         StrataTracked *t = strataFiles;
         strataFiles = t->next;

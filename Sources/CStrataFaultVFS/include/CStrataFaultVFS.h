@@ -43,6 +43,8 @@ void strata_faultvfs_disarm(void);
 int64_t strata_faultvfs_fired(void);
 /// Operations of `kind` in scope since the last reset (to enumerate fault points).
 int64_t strata_faultvfs_count(int kind);
+/// Opens of a main database file in scope since the last reset: one per SQLite connection.
+int64_t strata_faultvfs_main_db_opens(void);
 /// Starts (1) or stops (0) recording unsynced writes for power loss.
 void strata_faultvfs_track(int on);
 /// Reverts every tracked file to its last synced state and fails all later I/O in scope.

@@ -47,6 +47,8 @@ enum FaultVFS {
     static var fired: Int { Int(strata_faultvfs_fired()) }
     static func count(_ kind: Kind) -> Int { Int(strata_faultvfs_count(kind.rawValue)) }
     static func track(_ on: Bool) { strata_faultvfs_track(on ? 1 : 0) }
+    /// SQLite connections opened on a main database file in scope since the last reset.
+    static var connections: Int { Int(strata_faultvfs_main_db_opens()) }
     /// Reverts every tracked file to its last sync; later I/O in scope fails until ``reset()``.
     @discardableResult
     static func powerLoss() -> Int { Int(strata_faultvfs_power_loss()) }

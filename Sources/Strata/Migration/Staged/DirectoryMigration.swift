@@ -66,7 +66,8 @@ public struct DirectoryMigration: Sendable {
                                               rowsTouched: 0, rowsWritten: 0))
         }
         do {
-            return try route.manager.migrateStore(at: url, options: options) { step in
+            // The metadata the caller read is not read again.
+            return try route.manager.migrateStore(at: url, options: options, metadata: metadata) { step in
                 if step.phase == .hopCommitted { (committed, committedHops) = (step.toVersion, step.hop) }
                 // The first hop's start was announced above.
                 if step.phase == .hopStarted && step.hop == 1 { return }

@@ -21,8 +21,17 @@ extension StagedMigrationManager {
     @discardableResult
     public func migrateStore(at url: URL, options: StagedMigrationOptions = StagedMigrationOptions(),
                              progress: ((StagedMigrationProgress) -> Void)? = nil) throws(StagedMigrationError) -> StagedMigrationReport {
+        try migrateStore(at: url, options: options, metadata: nil, progress: progress)
+    }
+
+    /// ``migrateStore(at:options:progress:)`` of a store whose metadata the caller has just read
+    /// (``DirectoryMigration``): not read again.
+    func migrateStore(at url: URL, options: StagedMigrationOptions, metadata: StoreMetadata?,
+                      progress: ((StagedMigrationProgress) -> Void)?) throws(StagedMigrationError) -> StagedMigrationReport {
         let chain = try validate()
-        return try StagedMigrationRunner(chain: chain, url: url, options: options, progress: progress).run()
+        var runner = StagedMigrationRunner(chain: chain, url: url, options: options, progress: progress)
+        runner.knownMetadata = metadata
+        return try runner.run()
     }
 
     /// The hops (and their inferred plans) a migration of the store at `url` would run;
@@ -41,6 +50,8 @@ struct StagedMigrationRunner {
     let url: URL
     let options: StagedMigrationOptions
     let progress: ((StagedMigrationProgress) -> Void)?
+    /// The store's metadata as the caller has just read it; nil: ``run()`` reads it.
+    var knownMetadata: StoreMetadata?
     var path: String { url.path }
 
     /// A handler's error, carried out of the transaction.
@@ -90,7 +101,8 @@ struct StagedMigrationRunner {
     }
 
     func run() throws(StagedMigrationError) -> StagedMigrationReport {
-        let metadata = try readMetadata()
+        let metadata: StoreMetadata
+        if let knownMetadata { metadata = knownMetadata } else { metadata = try readMetadata() }
         let hops = try remainingHops(for: metadata)
         // Every hop is inferred before anything is written.
         var plans: [MigrationPlan] = []
