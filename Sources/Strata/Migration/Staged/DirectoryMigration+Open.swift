@@ -65,7 +65,7 @@ extension DirectoryMigration {
             }
             if DirectoryMigration(directory: directory, targetVersion: target.version).applies(to: metadata) {
                 report = try migrateThroughGraph(url, metadata, directory, target, staged, stages, willMigrate, progress)
-                existing = nil  // migrated: the open reads the new metadata
+                existing = report?.finalMetadata  // migrated: as the migration's connection read it last
             }
         }
         do {

@@ -171,6 +171,7 @@ struct StagedMigrationRunner {
                     try DeferredFinisher.runAllOffline(in: db, layout: StorageLayout(model: last.destination), storePath: path)
                 }
                 report.pendingDeferredTasks = try DeferredLedger.pendingTasks(in: db).count
+                report.finalMetadata = try StoreMetadata.read(from: db, path: path)
                 _ = try? db.checkpoint(.passive)
             }
         } catch let failure as HandlerFailure {

@@ -30,4 +30,7 @@ public struct StagedMigrationReport: Sendable {
     public var backupURL: URL?
     /// Deferred tasks pending in the ledger afterwards.
     public var pendingDeferredTasks: Int
+    /// The store's metadata after the last hop, read on the migration's connection (the open
+    /// that follows does not read it again); nil when no hop ran.
+    var finalMetadata: StoreMetadata? = nil
 }
