@@ -19,7 +19,9 @@ extension UpgradeBenchmark {
         var longest: [String: Double] = [:]
         for line in log.split(separator: "\n") where line.contains("longest write-lock holds") {
             guard let start = line.range(of: "strata.holds_ms=") else { continue }
-            let rest = line[start.upperBound...]
+            // The value is quoted when it holds a space (`strata.holds_ms="copy batch=31.2,swap=4.0"`).
+            var rest = line[start.upperBound...]
+            if rest.first == "\"" { rest = rest.dropFirst().prefix { $0 != "\"" } }
             let text = rest.range(of: " strata.").map { rest[..<$0.lowerBound] } ?? rest
             for pair in text.split(separator: ",") {
                 guard let equals = pair.lastIndex(of: "="), let ms = Double(pair[pair.index(after: equals)...]) else { continue }
