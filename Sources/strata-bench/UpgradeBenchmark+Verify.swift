@@ -11,4 +11,24 @@ extension UpgradeBenchmark {
             return (String(table), Double(msText) ?? 0)
         }
     }
+
+    /// The daemon log's longest write-lock hold per finishing step ("deferred work's longest
+    /// write-lock holds … strata.holds_ms=copy batch=31.2,swap=4.0", one line per run; the
+    /// longest of each step over all runs), in milliseconds, longest first.
+    static func lockHolds(_ log: String) -> [(step: String, ms: Double)] {
+        var longest: [String: Double] = [:]
+        for line in log.split(separator: "\n") where line.contains("longest write-lock holds") {
+            guard let start = line.range(of: "strata.holds_ms=") else { continue }
+            // The value is quoted when it holds a space (`strata.holds_ms="copy batch=31.2,swap=4.0"`).
+            var rest = line[start.upperBound...]
+            if rest.first == "\"" { rest = rest.dropFirst().prefix { $0 != "\"" } }
+            let text = rest.range(of: " strata.").map { rest[..<$0.lowerBound] } ?? rest
+            for pair in text.split(separator: ",") {
+                guard let equals = pair.lastIndex(of: "="), let ms = Double(pair[pair.index(after: equals)...]) else { continue }
+                let step = String(pair[..<equals])
+                longest[step] = max(longest[step] ?? 0, ms)
+            }
+        }
+        return longest.sorted { $0.value > $1.value }.map { ($0.key, $0.value) }
+    }
 }

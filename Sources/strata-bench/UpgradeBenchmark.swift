@@ -26,8 +26,9 @@ struct UpgradeBenchmark: AsyncParsableCommand {
               sync      defer_cleanup: false, backup: false: ready_sync_ms
               cli       deferral on, then the sqlite3 CLI runs ALTER TABLE … DROP COLUMN ×3 and CREATE INDEX \
             under the live daemon with the clients writing: sqlite_cli_ms
-              idle      nobody writing: FinishDeferred(now, wait) right after READY=1: finish_idle_ms, \
-            per-task times and rows (row_writes_per_row), stratad's write_bytes, the file size after
+              idle      nobody writing: FinishDeferred(now, wait) right after READY=1, with \
+            --idle-batch-budget: finish_idle_ms, per-task times and rows (row_writes_per_row), the \
+            longest write-lock hold per step, stratad's write_bytes, the file size after
               cli_idle  nobody writing, no daemon: the same sqlite3 CLI change: sqlite_cli_idle_ms
               manual    nobody writing, no daemon: the change by hand in one transaction (new table, \
             INSERT … SELECT, drop, rename, indexes): manual_rewrite_ms, the floor
@@ -53,6 +54,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
     @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 20ms).") var batchBudget: String?
     @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 10ms).") var pauseBetweenBatches: String?
+    @Option(name: .customLong("idle-batch-budget"), help: "scheduler.idle_batch_budget of the idle run (nobody writing; default 250ms; 0s: off, as shipped).")
+    var idleBatchBudget = "250ms"
     @OptionGroup var options: BenchOptions
 
     static let allRuns = ["deferred", "default", "sync", "cli", "idle", "cli_idle", "manual"]
@@ -64,7 +67,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         for run in runs.split(separator: ",") where !Self.allRuns.contains(String(run)) {
             throw ValidationError("--runs: unknown run '\(run)'; choose from \(Self.allRuns.joined(separator: ", "))")
         }
-        for (name, value) in [("--batch-budget", batchBudget), ("--pause", pauseBetweenBatches)] {
+        for (name, value) in [("--batch-budget", batchBudget), ("--pause", pauseBetweenBatches), ("--idle-batch-budget", idleBatchBudget)] {
             if let value, DurationText.parse(value) == nil { throw ValidationError("\(name): '\(value)' is not a duration (e.g. 20ms)") }
         }
     }
@@ -90,6 +93,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         results.batchBudget = batchBudget ?? "20ms"
         results.pause = pauseBetweenBatches ?? "10ms"
         results.distinctKeys = distinctKeys
+        results.idleBatchBudget = idleBatchBudget
 
         if selected.contains("deferred") {
             progress.say("deferred: exec → READY=1 with defer_cleanup, no backup…")
@@ -110,6 +114,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             results.finish = finish.elapsed
             results.finishTasks = Self.taskTimes(daemon.log)
             results.verifyTimes = Self.verifyTimes(daemon.log)
+            results.lockHolds = Self.lockHolds(daemon.log)
             results.rssFinish = daemon.peakRSSMegabytes
             results.idle = load.results(.idle)
             results.duringFinish = load.results(.finish)
@@ -198,12 +203,14 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             progress.say("idle: FinishDeferred with nobody writing…")
             let store = try DeferralBenchmark.copy(seed, to: directory.appending(path: "idle.sqlite"))
             let daemon = try launcher.launch("idle", store: store, deferCleanup: true, backup: false,
-                                             scheduler: ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches].compactMapValues { $0 })
+                                             scheduler: ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches,
+                                                         "idle_batch_budget": idleBatchBudget].compactMapValues { $0 })
             let before = UpgradeIdleFigures.writtenMB(pid: daemon.pid) ?? 0
             let finish = try await launcher.finishDeferred()
             figures.finish = finish.elapsed
             figures.finishWrittenMB = UpgradeIdleFigures.writtenMB(pid: daemon.pid).map { $0 - before }
             figures.finishTasks = UpgradeIdleFigures.tasks(daemon.log)
+            figures.finishLockHolds = Self.lockHolds(daemon.log)
             daemon.stop()
             figures.finishFileMB = UpgradeIdleFigures.fileMB(store)
             try Self.remove(store)

@@ -11,6 +11,8 @@ struct UpgradeIdleFigures {
     var finish: Duration?
     var finishTasks: [(summary: String, ms: Double, rows: Int64)] = []
     var finishWrittenMB: Double?
+    /// The longest write-lock hold of each step (daemon log).
+    var finishLockHolds: [(step: String, ms: Double)] = []
     var finishFileMB: Double?
     var cli: Duration?
     var cliWrittenMB: Double?
@@ -36,6 +38,7 @@ struct UpgradeIdleFigures {
             "finish_idle_vs_cli_ratio": r(ratio), "row_writes_per_row": r(rowWritesPerRow(rows)),
             "finish_idle_written_mb": r(finishWrittenMB), "sqlite_cli_idle_written_mb": r(cliWrittenMB), "manual_rewrite_written_mb": r(manualWrittenMB),
             "finish_idle_file_mb": r(finishFileMB), "sqlite_cli_idle_file_mb": r(cliFileMB), "manual_rewrite_file_mb": r(manualFileMB),
+            "finish_idle_max_lock_hold_ms": Dictionary(finishLockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
             "finish_idle_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10, "rows": $0.rows] },
         ]
     }
@@ -52,6 +55,9 @@ struct UpgradeIdleFigures {
             "row writes per row (finisher)        \(rowWritesPerRow(rows).map { String(format: "%.2f", $0) } ?? "–") (target ≤ 2.5)",
         ]
         for task in finishTasks { lines.append("    \(String(format: "%9.1f ms %9d rows", task.ms, task.rows))  \(task.summary)") }
+        if !finishLockHolds.isEmpty {
+            lines.append("    longest write-lock hold per step: " + finishLockHolds.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))
+        }
         return lines
     }
 

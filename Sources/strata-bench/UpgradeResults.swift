@@ -10,6 +10,7 @@ struct UpgradeResults {
     var loadEnd = 0.0
     var batchBudget = "20ms"
     var pause = "10ms"
+    var idleBatchBudget = "250ms"
 
     var readyDeferred: Duration?
     var readyDefault: Duration?
@@ -18,6 +19,8 @@ struct UpgradeResults {
     var finishTasks: [(summary: String, ms: Double)] = []
     /// Verify before swap, per rewritten table (part of its rewrite task's time).
     var verifyTimes: [(table: String, ms: Double)] = []
+    /// The longest write-lock hold of each finishing step while the clients wrote (daemon log).
+    var lockHolds: [(step: String, ms: Double)] = []
     var finishDefault: Duration?
     var backup: Duration?
     var backupPendingFirst: Bool?
@@ -47,7 +50,7 @@ struct UpgradeResults {
         var object: [String: Any] = [
             "scenario": "upgrade", "machine": MachineDescription.current.jsonObject, "rows": rows, "clients": clients,
             "interval_ms": interval, "store_mb": (storeMB * 10).rounded() / 10, "load_start": loadStart, "load_end": loadEnd,
-            "batch_budget": batchBudget, "pause_between_batches": pause,
+            "batch_budget": batchBudget, "pause_between_batches": pause, "idle_batch_budget": idleBatchBudget,
             "ready_deferred_ms": Self.ms(readyDeferred), "ready_default_ms": Self.ms(readyDefault), "ready_sync_ms": Self.ms(readySync),
             "finish_ms": Self.ms(finish), "finish_default_ms": Self.ms(finishDefault), "backup_ms": Self.ms(backup),
             "sqlite_cli_ms": Self.ms(cli), "finish_vs_cli_ratio": ratio.map { ($0 * 100).rounded() / 100 } ?? NSNull(),
@@ -57,6 +60,7 @@ struct UpgradeResults {
             "backup_task_first": backupPendingFirst ?? NSNull(),
             "finish_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10] },
             "verify_ms": (verifyTimes.reduce(0) { $0 + $1.ms } * 10).rounded() / 10,
+            "max_lock_hold_ms": Dictionary(lockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
         ]
         for (name, figures) in [("idle", idle), ("during_finish", duringFinish), ("during_finish_default", duringFinishDefault), ("during_cli", duringCLI)] {
             guard let figures else { continue }
@@ -99,7 +103,7 @@ struct UpgradeResults {
         }
         var lines = [
             "strata-bench upgrade",
-            "rows=\(rows) distinct_keys=\(distinctKeys) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) pause=\(pause) load=\(loadStart)→\(loadEnd)",
+            "rows=\(rows) distinct_keys=\(distinctKeys) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) pause=\(pause) idle_batch_budget=\(idleBatchBudget) load=\(loadStart)→\(loadEnd)",
             "machine: \(MachineDescription.current.summary)",
             "",
             "exec → READY=1, deferral, no backup     \(time(readyDeferred))   target ≤ 100 ms: \(readyDeferred.map { check($0.milliseconds <= 100) } ?? "–")",
@@ -113,6 +117,9 @@ struct UpgradeResults {
         for verify in verifyTimes {
             let share = finish.map { verify.ms / $0.milliseconds * 100 } ?? 0
             lines.append("    \(String(format: "%9.1f ms", verify.ms))  of which verify before swap of \(verify.table) (\(String(format: "%.1f", share)) % of FinishDeferred; target ≤ 15 %: \(check(share <= 15)))")
+        }
+        if !lockHolds.isEmpty {
+            lines.append("    longest write-lock hold per step: " + lockHolds.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))
         }
         lines += [
             "",

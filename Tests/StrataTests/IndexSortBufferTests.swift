@@ -144,4 +144,40 @@ struct IndexSortBufferTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".sort") }.isEmpty)
         try store.close()
     }
+
+    @Test("sorting a run reads the store in a snapshot: another connection takes the store's write lock at once meanwhile")
+    func sortingHoldsNoStoreLock() throws {
+        let directory = TemporaryDirectory("sortbuffer-lock")
+        let url = directory.file("store.sqlite")
+        let setup = try DatabaseQueue(path: url.path)
+        try setup.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "CREATE TABLE t (k TEXT, n INTEGER, v)")
+            try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 100000) INSERT INTO t SELECT 'c' || (i % 4), i % 7, i FROM s")
+        }
+        try setup.close()
+        // A client: no busy timeout, so a held write lock fails its BEGIN IMMEDIATE at once.
+        let client = try DatabaseQueue(path: url.path)
+        let probes = Mutex<(taken: Int, refused: Int)>((0, 0))
+        let buffer = try IndexSortBuffer(path: directory.file("buffer.sort").path, storePath: url.path, keys: Self.keys, identity: "9 c", runs: 0)
+        defer { buffer.discard() }
+        // Probed from the sort's own progress callback, while its statement runs (at most every millisecond).
+        let result = try buffer.sortRun(0, from: "t", after: nil, size: 100_000, shouldContinue: { true }, interruptRequested: {
+            do {
+                try client.writeWithoutTransaction { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    try db.execute(sql: "ROLLBACK")
+                }
+                probes.withLock { $0.taken += 1 }
+            } catch {
+                probes.withLock { $0.refused += 1 }
+            }
+            return false
+        })
+        #expect(result != nil)
+        let seen = probes.withLock { $0 }
+        #expect(seen.taken > 0, "the probe never ran during the sort: it cannot tell")
+        #expect(seen.refused == 0, "the sort held the store's write lock (BEGIN IMMEDIATE refused \(seen.refused) times)")
+        #expect(try buffer.runLengths(1) == [100_000])
+    }
 }

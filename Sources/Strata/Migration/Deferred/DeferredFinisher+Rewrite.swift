@@ -25,9 +25,12 @@ extension DeferredFinisher {
             }
             guard copied else { return false }
         }
-        // The shadow's indexes, once it holds every row: sorted builds, kept current by triggers.
+        // The shadow's indexes, once it holds every row: sorted builds, kept current by
+        // triggers — except those the live table already holds entry for entry, carried over
+        // at the swap (``carriedIndexes``).
+        let carried = try carriedIndexes(rewrite, keyColumn: keyColumn, state: state)
         for index in store.layout.indexes.filter({ $0.table == rewrite.table }).sorted(by: { $0.name < $1.name })
-        where state.shadowIndexes?[index.name] == nil {
+        where state.shadowIndexes?[index.name] == nil && carried[index.name] == nil {
             guard await mayContinue() else { return false }
             step.counters.batchSize = Counters.initialBatchSize
             let name = try shadowIndexName(index, state: state)
@@ -160,12 +163,19 @@ extension DeferredFinisher {
             }
             try db.inTransaction {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ?", arguments: [state.lastKey ?? Int64.min])
+                let carried = try carriedIndexes(rewrite, keyColumn: keyColumn, state: state, in: db)
+                let unbuilt = store.layout.indexes.filter { $0.table == rewrite.table && shadowIndexes[$0.name] == nil && carried[$0.name] == nil }
+                if !unbuilt.isEmpty {
+                    // Only a change of the live table's indexes by another process since the builds began leads here.
+                    throw DatabaseError(resultCode: .SQLITE_ERROR, message: "the rewrite of \(rewrite.table) has no index \(unbuilt.map(\.name).joined(separator: ", ")) on its shadow and the live table none to carry over; the swap was not made (the live table's indexes changed during the rewrite: run `stratactl migrate` again)")
+                }
                 try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
                 let old = try IndexRelocation.freeName("_strata_old_\(rewrite.table)", in: db)
                 try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
                 FaultInjection.point("rewrite.swap")
                 try db.execute(sql: "ALTER TABLE \(s) RENAME TO \(t)")
                 try moveIndexes(shadowIndexes, table: rewrite.table, in: db)
+                try carryIndexes(carried, table: rewrite.table, in: db)
                 FaultInjection.point("rewrite.swap-indexes")
                 try DeferredLedger.complete(id: step.id, in: db)
                 let summary = "drop table \(old) (the rows of \(rewrite.table) before its rewrite, with its old indexes)"
@@ -184,14 +194,7 @@ extension DeferredFinisher {
         for (final, temporary) in shadowIndexes.sorted(by: { $0.key < $1.key }) {
             guard let index = finals[final] else { continue }
             if let holder = try IndexRelocation.indexTable(final, in: db) {
-                let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [final]) ?? ""
-                let aside = try IndexRelocation.freeName("_strata_old_\(final)", in: db)
-                if let renamed = IndexRelocation.renamedIndexSQL(sql, name: aside, table: holder) {
-                    try IndexRelocation.relocate(index: final, to: aside, table: holder, sql: renamed, in: db)
-                } else {
-                    // Not a statement we can rename safely: drop it (one step; a user-made index).
-                    try db.execute(sql: "DROP INDEX \(quoteIdentifier(final))")
-                }
+                try moveAside(final, holder: holder, in: db)
             }
             try IndexRelocation.relocate(index: temporary, to: final, table: table, sql: store.layout.createIndexSQL(index), in: db)
         }

@@ -13,8 +13,10 @@ import StrataUnits
 ///   the live table into the shadow (so concurrent writes keep flowing and are captured, by
 ///   this process or any other), copy rows in key order in small batches whose size adapts to
 ///   the time budget — the shadow's indexes are maintained as rows arrive — then swap in one
-///   short transaction of O(1) schema changes (renames; see ``IndexRelocation``). The old
-///   table becomes a batched drop.
+///   short transaction of O(1) schema changes (renames; see ``IndexRelocation``). A live
+///   index that holds the shadow's entries already (same columns, same rowids) is not built
+///   on the shadow: the swap carries it over (``carriedIndexes(_:keyColumn:state:in:)``). The
+///   old table becomes a batched drop.
 /// - **Index builds** fill a side table (the indexed columns by rowid, with the index) in
 ///   batches, kept current by triggers, then move the finished index onto the table.
 /// - **Index drops** fill such a side table without an index, move the index onto it, and
@@ -38,6 +40,8 @@ struct DeferredFinisher {
     }
     /// Last batch time and cost delay slept (see ``pause()``).
     let pacing = Pacing()
+    /// The longest hold of the write lock by each step of the run (``writer(_:_:)``).
+    let lockHolds = LockHolds()
 
     final class Counters {
         var rows: Int64 = 0
@@ -111,6 +115,8 @@ struct DeferredFinisher {
         report.seconds = (ContinuousClock.now - start).seconds
         report.pauseSeconds = pacing.paused.seconds
         report.batchesYielded = pacing.yielded
+        report.longestLockHolds = lockHolds.milliseconds
+        logLockHolds()
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
@@ -216,13 +222,15 @@ struct DeferredFinisher {
     func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
         var held = Duration.zero
         lastCommit.value = nil
+        let step = Self.stepName(label)
+        // Recorded on a throw too: a batch rolled back after its time limit held the lock as long.
+        defer { lockHolds.record(held, step: step) }
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
         if held > currentBudget * 2 {
-            let step = Self.stepName(label)
             var metadata: Logger.Metadata = [
                 "strata.step": "\(step)", "strata.ms": "\(String(format: "%.1f", held.milliseconds))",
                 "strata.budget_ms": "\(Int(currentBudget.milliseconds))",
