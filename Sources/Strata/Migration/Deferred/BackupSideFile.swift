@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+
+/// The online backup's copy in progress: `destination.partial`, written page by page at each
+/// page's offset and synced before the ledger records the pages, so that it survives a pause,
+/// a close and a crash and the copy resumes where the ledger says it stopped.
+///
+/// The file is never opened by SQLite until it is complete: ``publish(storeIdentifier:modelChecksum:)``
+/// then checks it (`PRAGMA integrity_check`, the store's identifier and model, its ledger
+/// without the backup task) and renames it to `destination`.
+final class BackupSideFile {
+    let destination: URL
+    let partial: URL
+    private let storePath: String
+    private var fd: Int32
+
+    /// Opens the copy in progress, or creates it (owner-only: it holds every row of the store).
+    /// Journal files SQLite may have left beside it (a crash while publishing) are removed:
+    /// the pages written here are the copy.
+    init(destination: URL, storePath: String) throws {
+        self.destination = destination
+        self.partial = URL(fileURLWithPath: destination.path + ".partial")
+        self.storePath = storePath
+        for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+        do {
+            try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.readOnly, path: storePath, "cannot create the backup directory \(destination.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        fd = open(partial.path, O_RDWR | O_CREAT | O_CLOEXEC, StoreOptions.defaultFileMode)
+        guard fd >= 0 else {
+            throw StoreError(.readOnly, path: storePath, "cannot create the backup file \(partial.path): \(String(cString: strerror(errno))); check the directory's permissions")
+        }
+    }
+
+    deinit { close() }
+
+    /// Writes `bytes` (whole pages of `pageSize`) at page `first`. With `onlyChanged`, a page
+    /// already equal in the file is not written. Returns the pages written.
+    @discardableResult
+    func write(_ bytes: [UInt8], at first: Int, pageSize: Int, onlyChanged: Bool) throws -> Int {
+        let offset = off_t((first - 1) * pageSize)
+        var old = [UInt8]()
+        if onlyChanged {
+            old = [UInt8](repeating: 0, count: bytes.count)
+            let n = old.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if n < 0 { throw failure("read") }
+            if n < old.count { old.removeSubrange(max(0, n)...) }
+        }
+        var written = 0
+        var page = 0
+        while page * pageSize < bytes.count {
+            let range = page * pageSize..<min(bytes.count, (page + 1) * pageSize)
+            if !onlyChanged || old.count < range.upperBound || old[range] != bytes[range] {
+                let n = bytes[range].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, offset + off_t(page * pageSize)) }
+                if n != range.count { throw failure("write") }
+                written += 1
+            }
+            page += 1
+        }
+        return written
+    }
+
+    /// Sets the copy's length to `pages` pages.
+    func truncate(pages: Int, pageSize: Int) throws {
+        if ftruncate(fd, off_t(pages * pageSize)) != 0 { throw failure("truncate") }
+    }
+
+    /// Writes the copy back to the disk (before the ledger records its pages).
+    func sync() throws {
+        if fdatasync(fd) != 0 { throw failure("sync") }
+    }
+
+    /// Checks the complete copy and renames it to `destination`: it must pass
+    /// `PRAGMA integrity_check` and open as this store at the model it had before finishing;
+    /// its own ledger loses the backup task. Returns the size in bytes.
+    func publish(storeIdentifier: String, modelChecksum: String) throws -> Int {
+        close()
+        do {
+            let queue = try DatabaseQueue(path: partial.path)
+            let check = try queue.writeWithoutTransaction { db -> String in
+                let result = try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
+                guard result == "ok" else { return result }
+                if try db.tableExists(DeferredLedger.table) {
+                    try db.execute(sql: "DELETE FROM \(DeferredLedger.table) WHERE kind = 'backup'")
+                }
+                _ = try db.checkpoint(.truncate)
+                return result
+            }
+            try queue.close()
+            guard check == "ok" else {
+                throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) failed its integrity check (\(check.prefix(200))); it is copied again")
+            }
+            let copied = try PersistentStore.metadata(at: partial)
+            guard copied.storeIdentifier == storeIdentifier, copied.modelChecksum == modelChecksum else {
+                throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) does not open as this store before finishing (identifier \(copied.storeIdentifier), model \(copied.modelVersion)); it is copied again")
+            }
+            let file = open(partial.path, O_RDWR)
+            if file >= 0 { fdatasync(file); Foundation.close(file) }
+            try FileManager.default.moveItem(at: partial, to: destination)
+            Self.syncDirectory(destination.deletingLastPathComponent())
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.from(error, path: storePath, while: "completing the backup \(destination.path)")
+        }
+        return (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
+    }
+
+    /// Removes the copy in progress (a copy that failed its check starts over).
+    func remove() {
+        close()
+        for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+    }
+
+    func close() {
+        if fd >= 0 { Foundation.close(fd) }
+        fd = -1
+    }
+
+    private func failure(_ what: String) -> StoreError {
+        let code = errno
+        return StoreError(code == ENOSPC ? .full : .readOnly, path: storePath,
+                          "cannot \(what) the backup file \(partial.path): \(String(cString: strerror(code))); free space or fix permissions, then finish the deferred work again")
+    }
+
+    private static func syncDirectory(_ directory: URL) {
+        let fd = open(directory.path, O_RDONLY)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Foundation.close(fd)
+    }
+}
