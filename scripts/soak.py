@@ -221,24 +221,37 @@ def admin_client(admin_socket, stats, stop):
 
 
 class Daemon:
-    def __init__(self, stratad, directory, data_directory):
+    def __init__(self, stratad, directory, data_directory, deferred=None):
+        """`deferred`: a DeferredWork whose model, versions and scheduler the stores use."""
         self.stratad = stratad
         self.directory = directory
+        self.data_directory = data_directory
+        self.deferred = deferred
         self.config = os.path.join(directory, "stratad.yaml")
         self.admin_socket = os.path.join(directory, "run", "admin.sock")
         self.data_socket = os.path.join(directory, "run", "data.sock")
         self.process = None
         self.lives = []  # {"pid", "ready_ms", "rss_kib": [samples], "ended": "kill"|"stop"}
         self.log = open(os.path.join(directory, "stratad.log"), "ab")
+
+    def write_config(self):
+        """Written before every start: a restart picks up the stores' next model versions."""
         with open(self.config, "w") as f:
             f.write("stores:\n")
             for name in STORES:
-                f.write("  - {name: %s, path: %s/%s.sqlite, model: %s/config/models/Aircraft}\n" % (name, data_directory, name, ROOT))
+                if self.deferred:
+                    f.write("  - {name: %s, path: %s/%s.sqlite, model: %s, version: \"%s\", defer_cleanup: true, backup: true}\n"
+                            % (name, self.data_directory, name, self.deferred.models, self.deferred.versions[name]))
+                else:
+                    f.write("  - {name: %s, path: %s/%s.sqlite, model: %s/config/models/Aircraft}\n" % (name, self.data_directory, name, ROOT))
             f.write("sockets:\n  admin: {path: %s, users: [root]}\n  data: {path: %s, users: [root]}\n"
                     % (self.admin_socket, self.data_socket))
+            if self.deferred:
+                f.write(self.deferred.scheduler)
             f.write("log_level: notice\n")
 
     def start(self):
+        self.write_config()
         started = time.monotonic()
         self.process = subprocess.Popen([self.stratad, "--config", self.config], stdout=self.log, stderr=self.log)
         while time.monotonic() - started < 60:

@@ -171,7 +171,7 @@ struct DeferredCrashTests {
         (.indexes, "drop.retire"), (.indexes, "drop.mid-batch@6"),
         (.backup, "backup.mid-step@1"), (.backup, "backup.mid-step@3"), (.backup, "backup.between-steps@2"),
         (.backup, "backup.finish"), (.backup, "backup.mid-step@5"), (.backup, "backup.between-steps@4"),
-        (.backup, "backup.last-pass@1"),
+        (.backup, "backup.last-pass@1"), (.backup, "backup.check@1"),
     ]
 
     @Test("SIGKILL at a crash point leaves every row and finishing completes", arguments: crashPoints)

@@ -5,9 +5,10 @@ import GRDB
 /// page's offset and synced before the ledger records the pages, so that it survives a pause,
 /// a close and a crash and the copy resumes where the ledger says it stopped.
 ///
-/// The file is never opened by SQLite until it is complete: ``publish(storeIdentifier:modelChecksum:)``
-/// then checks it (`PRAGMA integrity_check`, the store's identifier and model, its ledger
-/// without the backup task) and renames it to `destination`.
+/// The file is never opened by SQLite until it is complete. It is then checked table by table
+/// (``tables()``, ``check(table:)``: `PRAGMA integrity_check` of each, so that a crash redoes one
+/// table's check), and ``publish(storeIdentifier:modelChecksum:)`` checks that it opens as this
+/// store at its model, removes the backup task from its ledger and renames it to `destination`.
 final class BackupSideFile {
     let destination: URL
     let partial: URL
@@ -15,13 +16,16 @@ final class BackupSideFile {
     private var fd: Int32
 
     /// Opens the copy in progress, or creates it (owner-only: it holds every row of the store).
-    /// Journal files SQLite may have left beside it (a crash while publishing) are removed:
-    /// the pages written here are the copy.
-    init(destination: URL, storePath: String) throws {
+    /// While pages are still being copied (`complete` false), journal files SQLite may have left
+    /// beside it are removed: the pages written here are the copy. Once complete, SQLite owns
+    /// them (a crash while publishing is recovered by SQLite's next open).
+    init(destination: URL, storePath: String, complete: Bool) throws {
         self.destination = destination
         self.partial = URL(fileURLWithPath: destination.path + ".partial")
         self.storePath = storePath
-        for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+        if !complete {
+            for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+        }
         do {
             try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
@@ -51,7 +55,10 @@ final class BackupSideFile {
         var page = 0
         while page * pageSize < bytes.count {
             let range = page * pageSize..<min(bytes.count, (page + 1) * pageSize)
-            if !onlyChanged || old.count < range.upperBound || old[range] != bytes[range] {
+            let same = onlyChanged && old.count >= range.upperBound && old.withUnsafeBytes { a in
+                bytes.withUnsafeBytes { b in memcmp(a.baseAddress! + range.lowerBound, b.baseAddress! + range.lowerBound, range.count) == 0 }
+            }
+            if !same {
                 let n = bytes[range].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, offset + off_t(page * pageSize)) }
                 if n != range.count { throw failure("write") }
                 written += 1
@@ -71,30 +78,43 @@ final class BackupSideFile {
         if fdatasync(fd) != 0 { throw failure("sync") }
     }
 
-    /// Checks the complete copy and renames it to `destination`: it must pass
-    /// `PRAGMA integrity_check` and open as this store at the model it had before finishing;
-    /// its own ledger loses the backup task. Returns the size in bytes.
+    /// The complete copy's tables, in the order they are checked.
+    func tables() throws -> [String] {
+        try reading { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+        }
+    }
+
+    /// `PRAGMA integrity_check` of one table of the complete copy and its indexes.
+    ///
+    /// - Throws: ``StoreError`` (`corrupt`) when the check finds a problem.
+    func check(table: String) throws {
+        let result = try reading { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check(\(table.quotedDatabaseIdentifier))").joined(separator: "; ")
+        }
+        guard result == "ok" else {
+            throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) failed its integrity check in table \(table) (\(result.prefix(200))); it is copied again")
+        }
+    }
+
+    /// Checks that the complete copy opens as this store at the model it had before finishing,
+    /// removes the backup task from its own ledger, syncs it and renames it to `destination`.
+    /// Returns the size in bytes.
     func publish(storeIdentifier: String, modelChecksum: String) throws -> Int {
         close()
         do {
-            let queue = try DatabaseQueue(path: partial.path)
-            let check = try queue.writeWithoutTransaction { db -> String in
-                let result = try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
-                guard result == "ok" else { return result }
-                if try db.tableExists(DeferredLedger.table) {
-                    try db.execute(sql: "DELETE FROM \(DeferredLedger.table) WHERE kind = 'backup'")
-                }
-                _ = try db.checkpoint(.truncate)
-                return result
-            }
-            try queue.close()
-            guard check == "ok" else {
-                throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) failed its integrity check (\(check.prefix(200))); it is copied again")
-            }
             let copied = try PersistentStore.metadata(at: partial)
             guard copied.storeIdentifier == storeIdentifier, copied.modelChecksum == modelChecksum else {
                 throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) does not open as this store before finishing (identifier \(copied.storeIdentifier), model \(copied.modelVersion)); it is copied again")
             }
+            let queue = try DatabaseQueue(path: partial.path)
+            try queue.writeWithoutTransaction { db in
+                if try db.tableExists(DeferredLedger.table) {
+                    try db.execute(sql: "DELETE FROM \(DeferredLedger.table) WHERE kind = 'backup'")
+                }
+                _ = try db.checkpoint(.truncate)
+            }
+            try queue.close()
             let file = open(partial.path, O_RDWR)
             if file >= 0 { fdatasync(file); Foundation.close(file) }
             try FileManager.default.moveItem(at: partial, to: destination)
@@ -105,6 +125,20 @@ final class BackupSideFile {
             throw StoreError.from(error, path: storePath, while: "completing the backup \(destination.path)")
         }
         return (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
+    }
+
+    private func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            let queue = try DatabaseQueue(path: partial.path)
+            defer { try? queue.close() }
+            return try queue.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+            throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) cannot be read (\(error.message ?? "corrupt")); it is copied again")
+        } catch {
+            throw StoreError.from(error, path: storePath, while: "checking the backup \(destination.path)")
+        }
     }
 
     /// Removes the copy in progress (a copy that failed its check starts over).

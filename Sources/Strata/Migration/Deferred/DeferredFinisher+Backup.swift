@@ -18,8 +18,10 @@ extension DeferredFinisher {
     ///    neither restart nor invalidate anything: they are simply not in the snapshot. If it
     ///    is interrupted, the next run's last pass writes only the pages changed since.
     ///
-    /// The copy is then checked (`PRAGMA integrity_check`, it opens as this store at its model)
-    /// and renamed into place before the task leaves the ledger: a pending backup whose
+    /// The ledger then records the copy as complete (`verified`): a crash no longer redoes a
+    /// pass. The copy is checked table by table (`PRAGMA integrity_check`; the ledger's
+    /// `verifiedKey` counts the tables checked), must open as this store at its model, and is
+    /// renamed into place before the task leaves the ledger: a pending backup whose
     /// destination exists and belongs to this store was completed just before a crash.
     func runBackup(_ step: TaskStep, destination: URL) async throws -> Bool {
         if FileManager.default.fileExists(atPath: destination.path) {
@@ -28,32 +30,38 @@ extension DeferredFinisher {
         }
         var progress = step.entry.progress
         if !progress.started { progress = DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true) }
-        let side = try BackupSideFile(destination: destination, storePath: store.url.path)
+        let side = try BackupSideFile(destination: destination, storePath: store.url.path, complete: progress.verified == true)
         defer { side.close() }
-        let reader = try SnapshotPageReader(storePath: store.url.path)
-        defer { reader.close() }
         let resumedAt = progress.lastKey ?? 0
-        if progress.copied != true {
-            guard try await backupFirstPass(step, side: side, reader: reader, progress: &progress) else { return false }
+        var rewritten = "last pass done before a restart"
+        if progress.verified != true {
+            let reader = try SnapshotPageReader(storePath: store.url.path)
+            defer { reader.close() }
+            if progress.copied != true {
+                guard try await backupFirstPass(step, side: side, reader: reader, progress: &progress) else { return false }
+            }
+            guard let pass = try await backupLastPass(step, side: side, reader: reader) else { return false }
+            rewritten = "last pass rewrote \(pass.pages) of \(pass.total) pages"
+            progress.verified = true
+            progress.verifiedKey = 0
+            try saveBackupProgress(step, progress)
         }
-        guard let rewritten = try await backupLastPass(step, side: side, reader: reader) else { return false }
         let bytes: Int
         do {
+            guard try await checkBackup(step, side: side, progress: &progress) else { return false }
             bytes = try side.publish(storeIdentifier: store.identifier, modelChecksum: store.model.checksum)
         } catch let error as StoreError where error.code == .corrupt {
             // A copy that fails its check is not kept: the next run copies from the first page.
             side.remove()
-            try batch(step.session) { db in
-                try DeferredLedger.saveProgress(DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true), id: step.id, in: db)
-            }
+            try saveBackupProgress(step, DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true))
             throw error
         }
         FaultInjection.point("backup.finish")
-        var detail = "online backup to \(destination.path): \(bytes) bytes, checked (integrity ok); last pass rewrote \(rewritten.pages) of \(rewritten.total) pages"
+        var detail = "online backup to \(destination.path): \(bytes) bytes, checked (integrity ok); \(rewritten)"
         if resumedAt > 0 { detail += "; resumed at page \(resumedAt)" }
         try recordBackup(step, destination: destination, detail: detail)
         store.logger.notice("backed up the store", metadata: [
-            "strata.backup": "\(destination.path)", "strata.bytes": "\(bytes)", "strata.rewritten_pages": "\(rewritten.pages)",
+            "strata.backup": "\(destination.path)", "strata.bytes": "\(bytes)", "strata.last_pass": "\(rewritten)",
             "strata.resumed_at_page": "\(resumedAt)",
         ])
         return true
@@ -82,9 +90,8 @@ extension DeferredFinisher {
             progress.lastKey = Int64(max(last, first - 1))
             progress.rowsDone = progress.lastKey ?? 0
             if done { progress.copied = true }
-            let saved = progress
-            try batch(step.session) { db in try DeferredLedger.saveProgress(saved, id: step.id, in: db) }
-            finishedBatch(step, started: batchStart, rows: 0, rowsDone: saved.rowsDone, done: false, limit: 65_536)
+            try saveBackupProgress(step, progress)
+            finishedBatch(step, started: batchStart, rows: 0, rowsDone: progress.rowsDone, done: false, limit: 65_536)
             if done { return true }
             FaultInjection.point("backup.between-steps")
             guard await pause() else { return false }
@@ -111,6 +118,26 @@ extension DeferredFinisher {
         try side.truncate(pages: snapshot.pageCount, pageSize: snapshot.pageSize)
         try side.sync()
         return (rewritten, snapshot.pageCount)
+    }
+
+    /// The complete copy's check, one table at a time, each recorded in the ledger. Returns
+    /// false when stopped.
+    private func checkBackup(_ step: TaskStep, side: BackupSideFile, progress: inout DeferredLedger.Progress) async throws -> Bool {
+        let tables = try side.tables()
+        var checked = Int(progress.verifiedKey ?? 0)
+        while checked < tables.count {
+            guard await mayContinue() else { return false }
+            try side.check(table: tables[checked])
+            FaultInjection.point("backup.check")
+            checked += 1
+            progress.verifiedKey = Int64(checked)
+            try saveBackupProgress(step, progress)
+        }
+        return true
+    }
+
+    private func saveBackupProgress(_ step: TaskStep, _ progress: DeferredLedger.Progress) throws {
+        try batch(step.session) { db in try DeferredLedger.saveProgress(progress, id: step.id, in: db) }
     }
 
     /// A pending backup whose destination exists: done if it is a copy of this store (the
