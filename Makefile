@@ -34,7 +34,7 @@ SKIP_LOG = .build/skipped-systemd-tests.txt
 # Suites that check a daemon's reaction times against its own settings (scheduler pauses, SIGTERM
 # within one batch, the watchdog beside slow calls, kill -9 rounds): they run after the rest, one
 # at a time, so that the parallel suite's own load does not decide them.
-TIMED_SUITES = SchedulerLoadTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests
+TIMED_SUITES = SchedulerLoadTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
 
 test: bootstrap
 	swift build

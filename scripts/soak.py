@@ -17,6 +17,16 @@ rows lost, as text or JSON (--json).
     sudo scripts/soak.py --minutes 10 --kill-every 60 --disk-full-every 40 --pause-every 25
                                                                      # with faults (root: mounts a tmpfs)
 
+With --deferred-rows N the stores carry deferred work all along (scripts/soak_deferred.py): each
+is seeded with N rows at model version "Soak 1" and served at "Soak 2", so the daemon's
+scheduler (told to ignore the clients' load) runs an online backup, a verified table rewrite,
+index builds and drops while the faults land. Whenever a store's ledger is empty, its next
+restart moves it one version on (up to 12 hops), which leaves new deferred work. Each
+completed backup must pass integrity_check. At the end the clients stop, finishing runs to
+completion, and each store's schema must equal a fresh store's at its version.
+
+    sudo scripts/soak.py --minutes 10 --kill-every 30 --disk-full-every 40 --pause-every 20 --deferred-rows 50000
+
 Faults besides kill -9: --disk-full-every puts the stores on a small tmpfs the script mounts
 (--disk-mib) and fills it completely for --disk-full-seconds at a time (writes then fail with
 StoreFailure code "full"; acknowledged writes must all survive); --pause-every stops the
@@ -38,6 +48,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import soak_deferred  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORES = ["aircraft", "second"]
@@ -221,24 +234,37 @@ def admin_client(admin_socket, stats, stop):
 
 
 class Daemon:
-    def __init__(self, stratad, directory, data_directory):
+    def __init__(self, stratad, directory, data_directory, deferred=None):
+        """`deferred`: a DeferredWork whose model, versions and scheduler the stores use."""
         self.stratad = stratad
         self.directory = directory
+        self.data_directory = data_directory
+        self.deferred = deferred
         self.config = os.path.join(directory, "stratad.yaml")
         self.admin_socket = os.path.join(directory, "run", "admin.sock")
         self.data_socket = os.path.join(directory, "run", "data.sock")
         self.process = None
         self.lives = []  # {"pid", "ready_ms", "rss_kib": [samples], "ended": "kill"|"stop"}
         self.log = open(os.path.join(directory, "stratad.log"), "ab")
+
+    def write_config(self):
+        """Written before every start: a restart picks up the stores' next model versions."""
         with open(self.config, "w") as f:
             f.write("stores:\n")
             for name in STORES:
-                f.write("  - {name: %s, path: %s/%s.sqlite, model: %s/config/models/Aircraft}\n" % (name, data_directory, name, ROOT))
+                if self.deferred:
+                    f.write("  - {name: %s, path: %s/%s.sqlite, model: %s, version: \"%s\", defer_cleanup: true, backup: true}\n"
+                            % (name, self.data_directory, name, self.deferred.models, self.deferred.versions[name]))
+                else:
+                    f.write("  - {name: %s, path: %s/%s.sqlite, model: %s/config/models/Aircraft}\n" % (name, self.data_directory, name, ROOT))
             f.write("sockets:\n  admin: {path: %s, users: [root]}\n  data: {path: %s, users: [root]}\n"
                     % (self.admin_socket, self.data_socket))
+            if self.deferred:
+                f.write(self.deferred.scheduler)
             f.write("log_level: notice\n")
 
     def start(self):
+        self.write_config()
         started = time.monotonic()
         self.process = subprocess.Popen([self.stratad, "--config", self.config], stdout=self.log, stderr=self.log)
         while time.monotonic() - started < 60:
@@ -372,7 +398,10 @@ def main():
     parser.add_argument("--disk-full-seconds", type=float, default=3, help="how long each disk-full episode lasts (default 3)")
     parser.add_argument("--disk-mib", type=int, default=256, help="size of the tmpfs the stores live on with --disk-full-every (default 256)")
     parser.add_argument("--pause-every", type=float, default=0, help="seconds between SIGSTOP pauses of 0.5-3 s, +-30%% (default 0: never)")
+    parser.add_argument("--deferred-rows", type=int, default=0, help="seed each store with this many rows and keep deferred work pending (default 0: none)")
     args = parser.parse_args()
+    if not 0 <= args.deferred_rows <= 10_000_000:
+        parser.error("--deferred-rows must be 0-10000000")
     if args.minutes <= 0 or args.clients <= 0 or args.kill_every < 0 or args.disk_full_every < 0 or args.pause_every < 0:
         parser.error("--minutes and --clients must be positive, --kill-every, --disk-full-every and --pause-every not negative")
     if not 8 <= args.disk_mib <= 65536 or not 0 < args.disk_full_seconds <= 600:
@@ -385,7 +414,13 @@ def main():
     os.makedirs(os.path.join(directory, "run"), exist_ok=True)
 
     disk = DiskFull(os.path.join(directory, "data"), args.disk_mib) if args.disk_full_every else None
-    daemon = Daemon(stratad, directory, disk.path if disk else directory)
+    data_directory = disk.path if disk else directory
+    deferred = None
+    if args.deferred_rows:
+        deferred = soak_deferred.DeferredWork(directory, os.path.join(os.path.dirname(stratad), "stratactl"), args.deferred_rows)
+        for name in STORES:
+            deferred.seed(os.path.join(data_directory, name + ".sqlite"), name)
+    daemon = Daemon(stratad, directory, data_directory, deferred=deferred)
     daemon.start()
     ledgers, stats, stop = [Ledger() for _ in range(args.clients)], Stats(), threading.Event()
     threads = [threading.Thread(target=client, args=(i, daemon.data_socket, ledgers[i], stats, stop, args.seed), daemon=True)
@@ -414,6 +449,13 @@ def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
     next_full = started + args.disk_full_every * rng.uniform(0.7, 1.3) if disk else float("inf")
     next_pause = started + args.pause_every * rng.uniform(0.7, 1.3) if args.pause_every else float("inf")
     kills, pauses, paused_seconds, full_until = 0, 0, 0.0, None
+    data_directory = daemon.data_directory
+    during = {"kills": 0, "pauses": 0, "disk_full_episodes": 0}
+
+    def finishing():
+        """Whether some store has deferred work pending now (read from the store files)."""
+        return bool(daemon.deferred) and any(daemon.deferred.pending(os.path.join(data_directory, name + ".sqlite")) for name in STORES)
+
     while time.monotonic() < end:
         time.sleep(0.5)
         daemon.sample_rss()
@@ -422,22 +464,29 @@ def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
             disk.free()
             full_until = None
         if disk and full_until is None and now >= next_full:
+            during["disk_full_episodes"] += finishing()
             disk.fill()
             disk.full_seconds += args.disk_full_seconds
             full_until = now + args.disk_full_seconds
             next_full = now + args.disk_full_every * rng.uniform(0.7, 1.3)
         if now >= next_pause:
             seconds = rng.uniform(0.5, 3)
+            during["pauses"] += finishing()
             daemon.pause(seconds)
             pauses += 1
             paused_seconds += seconds
             next_pause = time.monotonic() + args.pause_every * rng.uniform(0.7, 1.3)
         if time.monotonic() >= next_kill:
+            during["kills"] += finishing()
             daemon.kill()
             kills += 1
             if disk:
                 disk.free()   # a restart needs room to open the stores; the next episode comes
                 full_until = None
+            if daemon.deferred:
+                daemon.deferred.check_backups(data_directory)
+                for name in STORES:
+                    daemon.deferred.advance(name, os.path.join(data_directory, name + ".sqlite"))
             daemon.start()
             next_kill = time.monotonic() + args.kill_every * rng.uniform(0.7, 1.3)
     if disk:
@@ -445,10 +494,28 @@ def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
     stop.set()
     for thread in threads:
         thread.join(timeout=60)
-    daemon.stop()
     elapsed = time.monotonic() - started
+    finish_seconds = None
+    if daemon.deferred:
+        # Nobody writes now: the scheduler finishes what is pending.
+        waiting = time.monotonic()
+        while finishing() and time.monotonic() - waiting < 600:
+            time.sleep(1)
+        finish_seconds = round(time.monotonic() - waiting, 1)
+    daemon.stop()
 
     result = verify(disk.path if disk else directory, ledgers)
+    deferred_report = None
+    if daemon.deferred:
+        work = daemon.deferred
+        work.check_backups(data_directory)
+        left = {name: work.pending(os.path.join(data_directory, name + ".sqlite")) for name in STORES}
+        fresh = {name: soak_deferred.schema(os.path.join(data_directory, name + ".sqlite")) == work.fresh_schema(work.versions[name])
+                 for name in STORES}
+        deferred_report = {"rows_seeded_per_store": work.rows, "hops": work.hops, "versions": work.versions,
+                            "faults_during_finishing": during, "finish_after_load_s": finish_seconds,
+                            "finishing_completed": all(tasks == [] for tasks in left.values()), "schema_fresh": fresh,
+                            "backups_checked": work.backups_checked, "backups_failed": work.backups_failed}
     if disk:
         disk.unmount()
     lives = [{"pid": life["pid"], "ready_ms": life["ready_ms"], "ended": life.get("ended"),
@@ -471,10 +538,13 @@ def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
         "pauses": pauses, "paused_seconds": round(paused_seconds, 1),
         "ready_ms_max": max(life["ready_ms"] for life in daemon.lives),
         "rss_growth_longest_life_mib": round((longest["rss_kib"][-1] - longest["rss_kib"][0]) / 1024, 1) if longest["rss_kib"] else None,
-        **result,
+        "deferred": deferred_report, **result,
     }
     ok = result["rows_lost"] == 0 and result["deleted_rows_back"] == 0 and result["wrong_values"] == 0 \
         and all(value == "ok" for value in result["integrity"].values())
+    if deferred_report:
+        ok = ok and deferred_report["finishing_completed"] and all(deferred_report["schema_fresh"].values()) \
+            and not deferred_report["backups_failed"] and deferred_report["backups_checked"] > 0
     report["ok"] = ok
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
@@ -494,6 +564,14 @@ def run(args, daemon, disk, threads, stop, stats, ledgers, directory, stratad):
         print("acknowledged objects: %d, rows in stores: %d, lost: %d, deleted but back: %d, wrong values: %d, integrity: %s" % (
             result["acknowledged_objects"], result["rows_in_stores"], result["rows_lost"], result["deleted_rows_back"],
             result["wrong_values"], result["integrity"]))
+        if deferred_report:
+            d = deferred_report
+            print("deferred work: %d rows per store, %d hops (now %s); during finishing: %d kills, %d pauses, %d disk-full episodes"
+                  % (d["rows_seeded_per_store"], d["hops"], json.dumps(d["versions"], sort_keys=True), d["faults_during_finishing"]["kills"],
+                     d["faults_during_finishing"]["pauses"], d["faults_during_finishing"]["disk_full_episodes"]))
+            print("  finishing completed: %s (%s s after the load stopped), schema = fresh: %s, backups checked: %d, failed: %s"
+                  % (d["finishing_completed"], d["finish_after_load_s"], json.dumps(d["schema_fresh"], sort_keys=True),
+                     d["backups_checked"], d["backups_failed"] or "none"))
         print("load average at the end: %.2f %.2f %.2f" % report["load_average"])
         print("OK" if ok else "FAILED: %s" % result["examples"])
     return 0 if ok else 1

@@ -170,7 +170,8 @@ struct DeferredCrashTests {
         (.indexes, "index.between-batches@9"), (.indexes, "index.finish@2"), (.indexes, "drop.mid-batch@1"),
         (.indexes, "drop.retire"), (.indexes, "drop.mid-batch@6"),
         (.backup, "backup.mid-step@1"), (.backup, "backup.mid-step@3"), (.backup, "backup.between-steps@2"),
-        (.backup, "backup.finish"),
+        (.backup, "backup.finish"), (.backup, "backup.mid-step@5"), (.backup, "backup.between-steps@4"),
+        (.backup, "backup.last-pass@1"), (.backup, "backup.check@1"),
     ]
 
     @Test("SIGKILL at a crash point leaves every row and finishing completes", arguments: crashPoints)
@@ -187,6 +188,25 @@ struct DeferredCrashTests {
         #expect(!resumed.signaled && resumed.status == 0)
         try Self.verifyRows(fixture, url)
         try Self.verifyFinished(fixture, url)
+    }
+
+    @Test("a backup killed mid-copy resumes at its recorded page: the pages redone are at most one step")
+    func backupResumesAfterKill() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
+        let directory = TemporaryFolder()
+        let url = try Self.pendingStore(.backup, in: directory.url)
+        let crashed = try Self.finish(url, faultPoint: "backup.between-steps@3")
+        #expect(crashed.signaled && crashed.status == SIGKILL)
+        let position = try #require(try PersistentStore.pendingDeferredWork(at: url).first { $0.kind == .backup }?.rowsDone)
+        #expect(position > 0)
+        #expect(FileManager.default.fileExists(atPath: Self.backupURL(url).path + ".partial"))
+        let resumed = try Self.finish(url, faultPoint: nil)
+        #expect(!resumed.signaled && resumed.status == 0)
+        let store = try PersistentStore.open(at: url, model: Self.narrow)
+        let detail = try store.currentMetadata().history.first { $0.kind == "backup" }?.detail ?? ""
+        try store.close()
+        #expect(detail.contains("resumed at page \(position)") && detail.contains("integrity ok"), "\(detail)")
+        try Self.verifyFinished(.backup, url)
     }
 
     @Test("repeated SIGKILLs at arbitrary times, resumed each time, lose nothing", arguments: Fixture.allCases)

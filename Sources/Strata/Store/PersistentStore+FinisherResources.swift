@@ -5,11 +5,6 @@ import GRDB
 /// (Store/) only holds them as ``FinisherResource``s, so that Store does not depend on
 /// Migration.
 extension PersistentStore {
-    /// An online backup paused between two runs of the deferred work (see ``OnlineBackup``).
-    var backupInProgress: FinisherSlot<OnlineBackup?> {
-        FinisherSlot(store: self, read: { $0["backup"] as? OnlineBackup }, write: { $0["backup"] = $1 })
-    }
-
     /// Sort buffers of index builds paused between two runs, by container table.
     var indexBuffers: FinisherSlot<[String: IndexSortBuffer]> {
         FinisherSlot(store: self, read: { resources in
@@ -36,13 +31,6 @@ struct FinisherSlot<Value> {
             defer { write(&resources, value) }
             return try body(&value)
         }
-    }
-}
-
-extension OnlineBackup: FinisherResource {
-    /// Abandons the copy through the writer connection (the ledger keeps the task).
-    func release(on database: DatabasePool) {
-        database.writeWithoutTransaction { _ in abort() }
     }
 }
 
