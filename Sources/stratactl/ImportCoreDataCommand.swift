@@ -92,6 +92,9 @@ struct ImportCoreDataCommand: ParsableCommand {
         var lines = ["Imported \(report.source.path) into \(report.destination.path)"]
         lines.append("Core Data store \(report.coreDataStoreUUID ?? "(no NSStoreUUID)"), version identifiers: \(report.coreDataVersionIdentifiers.isEmpty ? "none" : report.coreDataVersionIdentifiers.joined(separator: ", "))")
         lines.append("Version: \(report.importedVersion) (\(describe(report.method)))")
+        for (current, stale) in report.staleEntityNames.sorted(by: { $0.key < $1.key }) {
+            lines.append("Entity \(current) is listed in Z_PRIMARYKEY under its old name \(stale) (renamed by renaming identifier)")
+        }
         let width = max(6, (report.objects.keys.map(\.count).max() ?? 0))
         lines.append("  " + "ENTITY".padding(toLength: width, withPad: " ", startingAt: 0) + "  OBJECTS")
         for entity in report.objects.keys.sorted() {
@@ -116,6 +119,7 @@ struct ImportCoreDataCommand: ParsableCommand {
         switch method {
         case .layout: return "the only version with the store's layout"
         case .versionIdentifier: return "chosen by the store's version identifier among versions with its layout"
+        case .entityHashes: return "chosen by the entities of the store's version hashes among versions with its layout"
         case .given: return "given with --from"
         }
     }
@@ -125,7 +129,7 @@ struct ImportCoreDataCommand: ParsableCommand {
             "source": report.source.path, "destination": report.destination.path,
             "coreDataStoreUUID": report.coreDataStoreUUID ?? NSNull(), "coreDataVersionIdentifiers": report.coreDataVersionIdentifiers,
             "importedVersion": report.importedVersion, "method": report.method.rawValue, "finalVersion": report.finalVersion,
-            "objects": report.objects, "links": report.links, "warnings": report.warnings,
+            "objects": report.objects, "links": report.links, "warnings": report.warnings, "staleEntityNames": report.staleEntityNames,
             "ms": report.duration.milliseconds,
         ]
         if let migration = report.migration {

@@ -136,6 +136,7 @@ public struct CoreDataStoreImporter: Sendable {
                 coreDataVersionIdentifiers: copy.metadata.versionIdentifiers, importedVersion: match.version.version,
                 method: match.method, finalVersion: match.version.version, objects: counts.objects, links: counts.links,
                 migration: nil, warnings: warnings, duration: .zero)
+            report.staleEntityNames = match.staleEntityNames
             if let (manager, _) = migration {
                 report.migration = try migrate(temporary, manager: manager, progress: progress)
                 report.finalVersion = report.migration?.endVersion ?? report.finalVersion
@@ -229,7 +230,7 @@ public struct CoreDataStoreImporter: Sendable {
                 let identifiers = copy.metadata.versionIdentifiers.isEmpty ? "none" : copy.metadata.versionIdentifiers.joined(separator: ", ")
                 try MetadataSchema.appendHistory(.init(
                     at: Date(), kind: "coredata-import", fromVersion: nil, fromChecksum: nil, toVersion: model.version, toChecksum: model.checksum,
-                    detail: "imported from Core Data store \(copy.source.lastPathComponent): NSStoreUUID \(copy.metadata.storeUUID ?? "none"); NSStoreModelVersionIdentifiers \(identifiers); version '\(model.version)' \(Self.describe(match.method)); \(objects) object(s), \(links) link(s)"), in: db)
+                    detail: "imported from Core Data store \(copy.source.lastPathComponent): NSStoreUUID \(copy.metadata.storeUUID ?? "none"); NSStoreModelVersionIdentifiers \(identifiers); version '\(model.version)' \(Self.describe(match.method))\(Self.describeStale(match.staleEntityNames)); \(objects) object(s), \(links) link(s)"), in: db)
                 return counts
             }
             progress?(CoreDataImportProgress(phase: .validating, fraction: 0.03 + scale, detail: ""))
@@ -243,10 +244,17 @@ public struct CoreDataStoreImporter: Sendable {
         }
     }
 
+    /// `; Z_PRIMARYKEY keeps the old name 'A' of 'B'`, or nothing.
+    static func describeStale(_ names: [String: String]) -> String {
+        guard !names.isEmpty else { return "" }
+        return "; Z_PRIMARYKEY keeps old entity names (renamed by renaming identifier): " + names.sorted { $0.key < $1.key }.map { "'\($0.value)' for '\($0.key)'" }.joined(separator: ", ")
+    }
+
     static func describe(_ method: CoreDataVersionMatch.Method) -> String {
         switch method {
         case .layout: return "matched by layout"
         case .versionIdentifier: return "matched by layout and version identifier"
+        case .entityHashes: return "matched by layout and the entities of the version hashes"
         case .given: return "given with --from"
         }
     }
