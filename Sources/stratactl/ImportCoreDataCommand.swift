@@ -49,6 +49,8 @@ struct ImportCoreDataCommand: ParsableCommand {
     var to: String?
     @Option(help: "A stage file (YAML) with custom SQL stages for the migration (see docs/StagedMigration.md).", completion: .file())
     var stages: String?
+    @Option(help: "A Core Data mapping model (.xcmappingmodel) for a hop of the migration to --to (repeatable; those beside the bundle are found by themselves).", completion: .file())
+    var mapping: [String] = []
     @Flag(name: .customLong("defer"), help: "Leave the migration's cleanup in the deferred ledger instead of running it now.")
     var deferCleanup = false
     @Flag(help: "Do not draw the progress bar.")
@@ -62,8 +64,9 @@ struct ImportCoreDataCommand: ParsableCommand {
     func run() throws {
         var logger = Logger(label: "io.strata.stratactl")
         logger.logLevel = .warning
-        let options = CoreDataStoreImporter.Options(fromVersion: from, toVersion: to, stageFile: stages.map { URL(fileURLWithPath: $0) },
+        var options = CoreDataStoreImporter.Options(fromVersion: from, toVersion: to, stageFile: stages.map { URL(fileURLWithPath: $0) },
                                                     deferCleanup: deferCleanup, logger: logger)
+        options.mappingModels = mapping.map { URL(fileURLWithPath: $0) }
         let report: CoreDataImportReport
         let bar = ProgressBar(enabled: !quiet && !output.json)
         do {

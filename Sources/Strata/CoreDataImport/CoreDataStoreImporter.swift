@@ -31,6 +31,12 @@ public struct CoreDataStoreImporter: Sendable {
         public var customStages: [MigrationStage]
         /// A stage file (YAML) with custom stages, resolved against the bundle's versions.
         public var stageFile: URL?
+        /// Core Data mapping models (`.xcmappingmodel`) whose hops run as generated custom
+        /// stages (``CoreDataMappingStage``; `--mapping`).
+        public var mappingModels: [URL] = []
+        /// Also use the `.xcmappingmodel`s beside the bundle (where Xcode keeps them) whose
+        /// versions are the bundle's.
+        public var findsMappingModels = true
         /// Leave the migration's cleanup in the deferred ledger instead of running it.
         public var deferCleanup: Bool
         /// Where the import logs.
@@ -186,6 +192,7 @@ public struct CoreDataStoreImporter: Sendable {
         do {
             var stages = options.customStages
             if let file = options.stageFile { stages += try MigrationStageFile.load(contentsOf: file, directory: directory) }
+            stages += try mappingStages(directory: directory).map(\.stage)
             let path = try ProgressiveMigrationGraph(directory: directory).path(from: version, to: directory.version(named: target)!)
             guard !path.isEmpty else { return nil }
             let manager = try path.manager(customStages: stages)
@@ -195,6 +202,15 @@ public struct CoreDataStoreImporter: Sendable {
         } catch {
             throw CoreDataImportError(.migrationFailed, "the migration from '\(version.version)' to '\(target)' cannot run: \(error) (nothing was written)", version: target)
         }
+    }
+
+    /// The stages generated from ``Options/mappingModels`` and (``Options/findsMappingModels``)
+    /// the mapping models beside the bundle.
+    public func mappingStages(directory: ModelDirectory) throws(CoreDataMappingError) -> [CoreDataMappingStage] {
+        let given = options.mappingModels.map(\.standardizedFileURL)
+        let beside = options.findsMappingModels
+            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle.url).filter { !given.contains($0.standardizedFileURL) } : []
+        return try CoreDataMappingStage.load(given, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 
     // MARK: - Steps
