@@ -70,6 +70,8 @@ enum ExitStatus {
             case .migrationFailed: return incompatible
             case .storeNotFound, .damagedStore, .missingExternalData, .invalidValue, .io: return failure
             }
+        case is CoreDataMappingError:
+            return incompatible
         case is UsageError:
             return usage
         case let error as LineError:

@@ -49,6 +49,8 @@ struct ImportCoreDataCommand: ParsableCommand {
     var to: String?
     @Option(help: "A stage file (YAML) with custom SQL stages for the migration (see docs/StagedMigration.md).", completion: .file())
     var stages: String?
+    @Option(help: "A Core Data mapping model (.xcmappingmodel) for a hop of the migration to --to (repeatable; those beside the bundle are found by themselves).", completion: .file())
+    var mapping: [String] = []
     @Flag(name: .customLong("defer"), help: "Leave the migration's cleanup in the deferred ledger instead of running it now.")
     var deferCleanup = false
     @Flag(help: "Do not draw the progress bar.")
@@ -62,8 +64,9 @@ struct ImportCoreDataCommand: ParsableCommand {
     func run() throws {
         var logger = Logger(label: "io.strata.stratactl")
         logger.logLevel = .warning
-        let options = CoreDataStoreImporter.Options(fromVersion: from, toVersion: to, stageFile: stages.map { URL(fileURLWithPath: $0) },
+        var options = CoreDataStoreImporter.Options(fromVersion: from, toVersion: to, stageFile: stages.map { URL(fileURLWithPath: $0) },
                                                     deferCleanup: deferCleanup, logger: logger)
+        options.mappingModels = mapping.map { URL(fileURLWithPath: $0) }
         let report: CoreDataImportReport
         let bar = ProgressBar(enabled: !quiet && !output.json)
         do {
@@ -92,6 +95,9 @@ struct ImportCoreDataCommand: ParsableCommand {
         var lines = ["Imported \(report.source.path) into \(report.destination.path)"]
         lines.append("Core Data store \(report.coreDataStoreUUID ?? "(no NSStoreUUID)"), version identifiers: \(report.coreDataVersionIdentifiers.isEmpty ? "none" : report.coreDataVersionIdentifiers.joined(separator: ", "))")
         lines.append("Version: \(report.importedVersion) (\(describe(report.method)))")
+        for (current, stale) in report.staleEntityNames.sorted(by: { $0.key < $1.key }) {
+            lines.append("Entity \(current) is listed in Z_PRIMARYKEY under its old name \(stale) (renamed by renaming identifier)")
+        }
         let width = max(6, (report.objects.keys.map(\.count).max() ?? 0))
         lines.append("  " + "ENTITY".padding(toLength: width, withPad: " ", startingAt: 0) + "  OBJECTS")
         for entity in report.objects.keys.sorted() {
@@ -116,6 +122,7 @@ struct ImportCoreDataCommand: ParsableCommand {
         switch method {
         case .layout: return "the only version with the store's layout"
         case .versionIdentifier: return "chosen by the store's version identifier among versions with its layout"
+        case .entityHashes: return "chosen by the entities of the store's version hashes among versions with its layout"
         case .given: return "given with --from"
         }
     }
@@ -125,7 +132,7 @@ struct ImportCoreDataCommand: ParsableCommand {
             "source": report.source.path, "destination": report.destination.path,
             "coreDataStoreUUID": report.coreDataStoreUUID ?? NSNull(), "coreDataVersionIdentifiers": report.coreDataVersionIdentifiers,
             "importedVersion": report.importedVersion, "method": report.method.rawValue, "finalVersion": report.finalVersion,
-            "objects": report.objects, "links": report.links, "warnings": report.warnings,
+            "objects": report.objects, "links": report.links, "warnings": report.warnings, "staleEntityNames": report.staleEntityNames,
             "ms": report.duration.milliseconds,
         ]
         if let migration = report.migration {

@@ -33,6 +33,7 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "The model directory (versions.yaml, model files, optional stages.yaml).") var model: String
     @Option(help: "The version to migrate to (default: the directory's current version).") var to: String?
     @Option(help: "A stage file with custom stages (default: stages.yaml in the model directory, if any).") var stages: String?
+    @Option(help: "A Core Data mapping model (.xcmappingmodel) for a hop, run as a generated custom stage (repeatable; with an .xcdatamodeld, those beside it are found by themselves).") var mapping: [String] = []
     @Flag(name: .customLong("dry-run"), help: "Print the path and the plan of each hop; write nothing.") var dryRun = false
     @Flag(name: .customLong("defer"), help: "Record cleanup in the deferred ledger instead of running it now.") var deferCleanup = false
     @Option(help: "Write a backup of the store here (VACUUM INTO) before the first hop.") var backup: String?
@@ -61,7 +62,8 @@ struct MigrateCommand: ParsableCommand {
                                                  allowsDroppingAllEntities: force)
             options.logger.logLevel = .warning
             if dryRun {
-                try printDryRun(path: path, manager: manager, storeURL: storeURL, unused: unused, options: options)
+                try printDryRun(path: path, manager: manager, storeURL: storeURL, unused: unused, options: options,
+                                generatedStages: try Self.mappingStages(mapping, model: model, directory: directory))
                 return
             }
             let bar = ProgressBar(enabled: !quiet && !output.json)
@@ -106,14 +108,25 @@ struct MigrateCommand: ParsableCommand {
     }
 
     private func loadStages(_ directory: ModelDirectory) throws -> [MigrationStage] {
-        if let stages { return try MigrationStageFile.load(contentsOf: URL(fileURLWithPath: stages), directory: directory) }
+        let mappings = try Self.mappingStages(mapping, model: model, directory: directory).map(\.stage)
+        if let stages { return try MigrationStageFile.load(contentsOf: URL(fileURLWithPath: stages), directory: directory) + mappings }
         let implicit = URL(fileURLWithPath: model).appendingPathComponent(MigrationStageFile.defaultName)
-        guard FileManager.default.fileExists(atPath: implicit.path) else { return [] }
-        return try MigrationStageFile.load(contentsOf: implicit, directory: directory)
+        guard FileManager.default.fileExists(atPath: implicit.path) else { return mappings }
+        return try MigrationStageFile.load(contentsOf: implicit, directory: directory) + mappings
+    }
+
+    /// The stages generated from `--mapping` files and, for a Core Data bundle, the mapping
+    /// models beside it.
+    static func mappingStages(_ given: [String], model: String, directory: ModelDirectory) throws -> [CoreDataMappingStage] {
+        let urls = given.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        let bundle = URL(fileURLWithPath: model)
+        let beside = bundle.pathExtension.lowercased() == "xcdatamodeld"
+            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle).filter { !urls.contains($0.standardizedFileURL) } : []
+        return try CoreDataMappingStage.load(urls, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 
     private func printDryRun(path: ProgressiveMigrationPath, manager: StagedMigrationManager, storeURL: URL, unused: [String],
-                             options: StagedMigrationOptions) throws {
+                             options: StagedMigrationOptions, generatedStages: [CoreDataMappingStage]) throws {
         let hops = try manager.plannedHops(forStoreAt: storeURL, options: options)
         if output.json {
             try printJSON([
@@ -139,6 +152,11 @@ struct MigrateCommand: ParsableCommand {
                 for line in PlanDataCounts.discardLines(op.discards, counts: nil) { print("            \(line)") }
             }
             for line in PlanDataCounts.requirementLines(plan.requirements, counts: nil) { print("  \(line)") }
+            for generated in generatedStages where generated.label == hop.stageLabel {
+                print("  STAGE    didMigrate generated from \(generated.mappingModel.lastPathComponent):")
+                for statement in generated.statements { print("            \(statement)") }
+                if generated.statements.isEmpty { print("            (nothing: the lightweight hop does what the mapping model says)") }
+            }
         }
         if hops.isEmpty { print("The store is already at '\(path.versions.last?.version ?? "?")'.") }
         for label in unused { print("note: custom stage '\(label)' is not on the path (folded or routed around); its handlers will not run") }

@@ -11,11 +11,11 @@ struct CoreDataImportBadInputTests {
     /// Runs the import expecting `code`; checks that nothing was written and nothing changed.
     @discardableResult
     static func refused(_ fixture: CoreDataFixture, _ code: CoreDataImportError.Code, options: CoreDataStoreImporter.Options = .init(),
-                        sourceLocation: SourceLocation = #_sourceLocation) throws -> CoreDataImportError? {
+                        bundle: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> CoreDataImportError? {
         let before = try fixture.fingerprint()
         let outBefore = fixture.outputListing()
         let error = #expect(throws: CoreDataImportError.self, sourceLocation: sourceLocation) {
-            try CoreDataStoreImporter(bundle: fixture.bundle, options: options).importStore(at: fixture.store, to: fixture.out)
+            try CoreDataStoreImporter(bundle: bundle ?? fixture.bundle, options: options).importStore(at: fixture.store, to: fixture.out)
         }
         #expect(error?.code == code, "\(String(describing: error))", sourceLocation: sourceLocation)
         #expect(try fixture.fingerprint() == before, "the Core Data store and its directory must not change", sourceLocation: sourceLocation)

@@ -14,6 +14,9 @@ public struct CoreDataImportReport: Sendable {
     public var importedVersion: String
     /// How the store's version was recognized.
     public var method: CoreDataVersionMatch.Method
+    /// Entities the store's `Z_PRIMARYKEY` listed under an earlier name (renamed by renaming
+    /// identifier since): the version's name → the name in the store.
+    public var staleEntityNames: [String: String] = [:]
     /// The version the new store is at (after `toVersion`'s migration, if any).
     public var finalVersion: String
     /// Objects imported per entity (each object counted under its own entity).

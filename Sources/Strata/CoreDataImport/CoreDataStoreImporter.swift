@@ -31,6 +31,12 @@ public struct CoreDataStoreImporter: Sendable {
         public var customStages: [MigrationStage]
         /// A stage file (YAML) with custom stages, resolved against the bundle's versions.
         public var stageFile: URL?
+        /// Core Data mapping models (`.xcmappingmodel`) whose hops run as generated custom
+        /// stages (``CoreDataMappingStage``; `--mapping`).
+        public var mappingModels: [URL] = []
+        /// Also use the `.xcmappingmodel`s beside the bundle (where Xcode keeps them) whose
+        /// versions are the bundle's.
+        public var findsMappingModels = true
         /// Leave the migration's cleanup in the deferred ledger instead of running it.
         public var deferCleanup: Bool
         /// Where the import logs.
@@ -136,6 +142,7 @@ public struct CoreDataStoreImporter: Sendable {
                 coreDataVersionIdentifiers: copy.metadata.versionIdentifiers, importedVersion: match.version.version,
                 method: match.method, finalVersion: match.version.version, objects: counts.objects, links: counts.links,
                 migration: nil, warnings: warnings, duration: .zero)
+            report.staleEntityNames = match.staleEntityNames
             if let (manager, _) = migration {
                 report.migration = try migrate(temporary, manager: manager, progress: progress)
                 report.finalVersion = report.migration?.endVersion ?? report.finalVersion
@@ -185,6 +192,7 @@ public struct CoreDataStoreImporter: Sendable {
         do {
             var stages = options.customStages
             if let file = options.stageFile { stages += try MigrationStageFile.load(contentsOf: file, directory: directory) }
+            stages += try mappingStages(directory: directory).map(\.stage)
             let path = try ProgressiveMigrationGraph(directory: directory).path(from: version, to: directory.version(named: target)!)
             guard !path.isEmpty else { return nil }
             let manager = try path.manager(customStages: stages)
@@ -194,6 +202,15 @@ public struct CoreDataStoreImporter: Sendable {
         } catch {
             throw CoreDataImportError(.migrationFailed, "the migration from '\(version.version)' to '\(target)' cannot run: \(error) (nothing was written)", version: target)
         }
+    }
+
+    /// The stages generated from ``Options/mappingModels`` and (``Options/findsMappingModels``)
+    /// the mapping models beside the bundle.
+    public func mappingStages(directory: ModelDirectory) throws(CoreDataMappingError) -> [CoreDataMappingStage] {
+        let given = options.mappingModels.map(\.standardizedFileURL)
+        let beside = options.findsMappingModels
+            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle.url).filter { !given.contains($0.standardizedFileURL) } : []
+        return try CoreDataMappingStage.load(given, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 
     // MARK: - Steps
@@ -229,7 +246,7 @@ public struct CoreDataStoreImporter: Sendable {
                 let identifiers = copy.metadata.versionIdentifiers.isEmpty ? "none" : copy.metadata.versionIdentifiers.joined(separator: ", ")
                 try MetadataSchema.appendHistory(.init(
                     at: Date(), kind: "coredata-import", fromVersion: nil, fromChecksum: nil, toVersion: model.version, toChecksum: model.checksum,
-                    detail: "imported from Core Data store \(copy.source.lastPathComponent): NSStoreUUID \(copy.metadata.storeUUID ?? "none"); NSStoreModelVersionIdentifiers \(identifiers); version '\(model.version)' \(Self.describe(match.method)); \(objects) object(s), \(links) link(s)"), in: db)
+                    detail: "imported from Core Data store \(copy.source.lastPathComponent): NSStoreUUID \(copy.metadata.storeUUID ?? "none"); NSStoreModelVersionIdentifiers \(identifiers); version '\(model.version)' \(Self.describe(match.method))\(Self.describeStale(match.staleEntityNames)); \(objects) object(s), \(links) link(s)"), in: db)
                 return counts
             }
             progress?(CoreDataImportProgress(phase: .validating, fraction: 0.03 + scale, detail: ""))
@@ -243,10 +260,17 @@ public struct CoreDataStoreImporter: Sendable {
         }
     }
 
+    /// `; Z_PRIMARYKEY keeps the old name 'A' of 'B'`, or nothing.
+    static func describeStale(_ names: [String: String]) -> String {
+        guard !names.isEmpty else { return "" }
+        return "; Z_PRIMARYKEY keeps old entity names (renamed by renaming identifier): " + names.sorted { $0.key < $1.key }.map { "'\($0.value)' for '\($0.key)'" }.joined(separator: ", ")
+    }
+
     static func describe(_ method: CoreDataVersionMatch.Method) -> String {
         switch method {
         case .layout: return "matched by layout"
         case .versionIdentifier: return "matched by layout and version identifier"
+        case .entityHashes: return "matched by layout and the entities of the version hashes"
         case .given: return "given with --from"
         }
     }

@@ -31,6 +31,9 @@ struct CoreDataStoreMapping {
     var joins: [Join] = []
     /// Everything that keeps the store from having exactly this version's layout.
     var differences: [String] = []
+    /// Entities the store's `Z_PRIMARYKEY` still lists under an earlier name (Core Data keeps
+    /// the old `Z_NAME` after a rename by renaming identifier): current name → stale name.
+    var staleNames: [String: String] = [:]
 
     struct Table {
         var root: String
@@ -88,15 +91,24 @@ struct CoreDataStoreMapping {
 
     // MARK: - Resolving
 
-    /// Resolves `model` against the store copied in `copy`.
-    init(model: ObjectModel, store copy: CoreDataStoreCopy) {
+    /// Resolves `model` against the store copied in `copy`. `earlierNames` lists, for an
+    /// entity name, the names it had before renames by renaming identifier (across the
+    /// bundle's versions): a store row of `Z_PRIMARYKEY` under such a name stands for the entity.
+    init(model: ObjectModel, store copy: CoreDataStoreCopy, earlierNames: [String: [String]] = [:]) {
         self.model = model
-        let storeEntities = copy.entities.filter { !Self.isPrivateEntity($0.name) }
+        var storeEntities = copy.entities.filter { !Self.isPrivateEntity($0.name) }
+        let modelNames = Set(model.entities.map(\.name))
+        for entity in model.entities where !storeEntities.contains(where: { $0.name == entity.name }) {
+            let candidates = ([entity.renamingIdentifier].compactMap { $0 } + (earlierNames[entity.name] ?? [])).filter { $0 != entity.name }
+            guard let stale = candidates.first(where: { old in !modelNames.contains(old) && storeEntities.contains { $0.name == old } }),
+                  let index = storeEntities.firstIndex(where: { $0.name == stale }) else { continue }
+            storeEntities[index].name = entity.name
+            staleNames[entity.name] = stale
+        }
         for entity in storeEntities {
             entityNumbers[entity.name] = entity.number
             entityNames[entity.number] = entity.name
         }
-        let modelNames = Set(model.entities.map(\.name))
         let storeNames = Set(storeEntities.map(\.name))
         for name in modelNames.subtracting(storeNames).sorted() {
             differences.append("entity '\(name)' is not in the store's Z_PRIMARYKEY")
@@ -114,7 +126,10 @@ struct CoreDataStoreMapping {
         }
         var claimed = Self.systemTables
         for root in model.rootEntities.sorted(by: { $0.name < $1.name }) {
-            let name = "Z" + root.name.uppercased()
+            var name = "Z" + root.name.uppercased()
+            if copy.columns(ofTable: name) == nil, let stale = staleNames[root.name], copy.columns(ofTable: "Z" + stale.uppercased()) != nil {
+                name = "Z" + stale.uppercased()
+            }
             guard let actual = copy.columns(ofTable: name) else {
                 differences.append("the store has no table \(name) for entity '\(root.name)'")
                 continue

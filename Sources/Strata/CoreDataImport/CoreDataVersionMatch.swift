@@ -4,9 +4,13 @@ import Foundation
 ///
 /// Core Data's entity version hashes cannot be recomputed outside Core Data, so the store's
 /// tables and columns are compared with the layout Core Data gives each version of the
-/// bundle: exactly one version with that layout wins. When several versions have it (they
-/// differ only in what is not stored: defaults, delete rules, user info), the store's
-/// `NSStoreModelVersionIdentifiers` choose among them if they name exactly one; otherwise the
+/// bundle: exactly one version with that layout wins. Entities renamed by renaming identifier
+/// may still be listed under an old name in `Z_PRIMARYKEY` (Core Data keeps the old `Z_NAME`);
+/// the bundle's renaming identifiers map them to the version's names. When several versions
+/// have the layout (they differ only in what is not stored: defaults, delete rules, user
+/// info, or a rename), the store's own metadata chooses: its
+/// `NSStoreModelVersionIdentifiers` if they name exactly one, else the entity names of its
+/// `NSStoreModelVersionHashes` if exactly one version has those entities; otherwise the
 /// version must be given (`--from`).
 public struct CoreDataVersionMatch: Sendable {
     /// A version of the bundle and how it compares with the store.
@@ -25,6 +29,9 @@ public struct CoreDataVersionMatch: Sendable {
         case layout
         /// Several versions have the layout; the store's version identifiers named one.
         case versionIdentifier
+        /// Several versions have the layout; only one has the entities named in the store's
+        /// `NSStoreModelVersionHashes`.
+        case entityHashes
         /// Given by the caller (`--from`).
         case given
     }
@@ -35,23 +42,46 @@ public struct CoreDataVersionMatch: Sendable {
     public var method: Method
     /// Every version of the bundle, compared with the store.
     public var candidates: [Candidate]
+    /// Entities the store's `Z_PRIMARYKEY` lists under an earlier name, renamed since by
+    /// renaming identifier: the version's name → the name in the store.
+    public var staleEntityNames: [String: String] = [:]
 }
 
 extension CoreDataVersionMatch {
+    /// For each entity name of the bundle, the names it had in earlier versions (followed
+    /// through renaming identifiers, version by version).
+    static func earlierNames(in bundle: CoreDataModelBundle) -> [String: [String]] {
+        var earlier: [String: [String]] = [:]
+        for model in bundle.readableModels {
+            for entity in model.entities {
+                guard let old = entity.renamingIdentifier, old != entity.name else { continue }
+                var names = earlier[entity.name] ?? []
+                for name in [old] + (earlier[old] ?? []) where !names.contains(name) { names.append(name) }
+                earlier[entity.name] = names
+            }
+        }
+        return earlier
+    }
+
     /// Matches the store copied in `copy` against `bundle`'s versions, or checks `given`.
     static func match(_ copy: CoreDataStoreCopy, bundle: CoreDataModelBundle, given: String?) throws(CoreDataImportError) -> (CoreDataVersionMatch, CoreDataStoreMapping) {
         let path = copy.source.path
+        let earlier = earlierNames(in: bundle)
         var candidates: [Candidate] = []
         var mappings: [String: CoreDataStoreMapping] = [:]
         for version in bundle.versions {
             switch version.result {
             case .success(let model):
-                let mapping = CoreDataStoreMapping(model: model, store: copy)
+                let mapping = CoreDataStoreMapping(model: model, store: copy, earlierNames: earlier)
                 mappings[model.version] = mapping
                 candidates.append(Candidate(version: model.version, differences: mapping.differences))
             case .failure(let error):
                 candidates.append(Candidate(version: version.name, differences: [], unreadable: "\(error)"))
             }
+        }
+        func found(_ name: String, _ method: Method) -> (CoreDataVersionMatch, CoreDataStoreMapping) {
+            let mapping = mappings[name]!
+            return (CoreDataVersionMatch(version: mapping.model, method: method, candidates: candidates, staleEntityNames: mapping.staleNames), mapping)
         }
         if let given {
             guard let version = bundle.version(named: given) else {
@@ -60,32 +90,27 @@ extension CoreDataVersionMatch {
             if let error = version.error {
                 throw CoreDataImportError(.unreadableModel, "version '\(given)' of the model bundle cannot be read: \(error); fix the model version", store: path, version: given)
             }
-            let mapping = mappings[given]!
-            guard mapping.differences.isEmpty else {
+            guard mappings[given]!.differences.isEmpty else {
                 throw CoreDataImportError(.layoutMismatch, "the store does not have the layout of version '\(given)' (given with --from), so its data cannot be read with it; name the store's version, or leave --from out to find it",
                                           store: path, version: given, candidates: candidates.filter { $0.version == given })
             }
-            return (CoreDataVersionMatch(version: mapping.model, method: .given, candidates: candidates), mapping)
+            return found(given, .given)
         }
+        let evidence = CoreDataMetadataEvidence(metadata: copy.metadata, storeEntities: copy.entities.map(\.name), mappings: bundle.readableModels.compactMap { mappings[$0.version] })
         let exact = candidates.filter { $0.unreadable == nil && $0.differences.isEmpty }
-        if exact.count == 1 {
-            let mapping = mappings[exact[0].version]!
-            return (CoreDataVersionMatch(version: mapping.model, method: .layout, candidates: candidates), mapping)
-        }
+        if exact.count == 1 { return found(exact[0].version, .layout) }
         if exact.count > 1 {
-            let identifiers = Set(copy.metadata.versionIdentifiers)
-            let named = exact.filter { c in mappings[c.version]!.model.versionIdentifier.map(identifiers.contains) == true }
-            if named.count == 1 {
-                let mapping = mappings[named[0].version]!
-                return (CoreDataVersionMatch(version: mapping.model, method: .versionIdentifier, candidates: candidates), mapping)
-            }
+            let names = exact.map(\.version)
+            let byIdentifier = names.filter(evidence.identified.contains)
+            if byIdentifier.count == 1 { return found(byIdentifier[0], .versionIdentifier) }
+            let byHashes = names.filter(evidence.hashedEntitiesMatch.contains)
+            if byHashes.count == 1 { return found(byHashes[0], .entityHashes) }
+            let identifiers = copy.metadata.versionIdentifiers
             let ids = identifiers.isEmpty ? "the store records no version identifier" : "the store's version identifiers (\(identifiers.sorted().joined(separator: ", "))) do not single one out"
-            throw CoreDataImportError(.ambiguousVersion, "\(exact.count) versions of the bundle have the store's layout (\(exact.map { "'\($0.version)'" }.joined(separator: ", "))) and \(ids); name the store's version with --from",
+            let hashes = copy.metadata.hashedEntities.isEmpty ? "" : ", nor do the entities of its version hashes (\(copy.metadata.hashedEntities.joined(separator: ", ")))"
+            throw CoreDataImportError(.ambiguousVersion, "\(exact.count) versions of the bundle have the store's layout (\(exact.map { "'\($0.version)'" }.joined(separator: ", "))) and \(ids)\(hashes); name the store's version with --from",
                                       store: path, candidates: exact)
         }
-        let unreadable = candidates.filter { $0.unreadable != nil }
-        let hint = unreadable.isEmpty ? "" : " \(unreadable.count) version(s) cannot be read and may be the store's: fix them and try again."
-        throw CoreDataImportError(.unknownVersion, "no version of \(bundle.url.lastPathComponent) has the store's layout (its tables and columns), so the store was written with a version the bundle does not have; add that version to the bundle.\(hint) What differs from each version:",
-                                  store: path, candidates: candidates)
+        throw evidence.unknownVersionError(bundle: bundle, store: path, candidates: candidates)
     }
 }

@@ -10,6 +10,9 @@ struct XMLElementTree {
     var attributes: [String: String]
     var children: [XMLElementTree] = []
     var line: Int?
+    /// The element's own text (character data directly inside it), trimmed of surrounding white space.
+    var text: String { rawText.trimmingCharacters(in: .whitespacesAndNewlines) }
+    fileprivate var rawText = ""
 
     /// The deepest element nesting accepted: a Core Data model nests a few levels; a deeper
     /// document would make the tree's (recursive) destruction exhaust the stack.
@@ -38,7 +41,7 @@ struct XMLElementTree {
         guard parsed, let root = builder.root else {
             let line = parser.lineNumber
             let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "not a well-formed XML document"
-            throw ModelError(.invalidFile, "line \(line): invalid XML: \(reason)", file: file)
+            throw ModelError(.invalidFile, "line \(line), column \(parser.columnNumber): invalid XML: \(reason)", file: file)
         }
         return root
     }
@@ -98,6 +101,11 @@ struct XMLElementTree {
                 return
             }
             stack.append(XMLElementTree(name: elementName, attributes: attributes, line: parser.lineNumber))
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            guard !stack.isEmpty else { return }
+            stack[stack.count - 1].rawText += string
         }
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
