@@ -33,13 +33,7 @@ struct HistoryRetentionConfigurationTests {
         ("7d", "stores[0].history", "expected a mapping"),
     ])
     func refused(text: String, key: String, reason: String) {
-        do {
-            _ = try parse(text)
-            Issue.record("accepted: \(text)")
-        } catch {
-            #expect(error.key == key, "\(error)")
-            #expect(error.description.contains(reason), "\(error)")
-        }
+        expectRefused(text, key: key, reason: reason, parse)
     }
 
     static let model = ObjectModel(version: "Retention 1", entities: [Entity("Item", attributes: [Attribute("n", .int64)])])

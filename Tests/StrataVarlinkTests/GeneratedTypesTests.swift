@@ -41,79 +41,55 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
     }
 
-    @Test func aChangedFieldMakesTheCheckFail() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") {
-            $0.replacingOccurrences(of: "  requests: int,\n", with: "  requests: float,\n")
-        }
-        #expect(result.status == 1)
-        #expect(result.output.contains("StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
-                "\(result.output)")
+    /// A change to a copy of varlink/ and what the generator's `--check` must say of it.
+    struct Change: Sendable, CustomTestStringConvertible {
+        var what: String
+        var file: String
+        var replacing: String
+        var with: String
+        /// What the output must say (the check exits 1).
+        var says: String
+        /// What the output must not name.
+        var notNaming: [String] = []
+        var testDescription: String { what }
     }
 
-    @Test func aChangedMethodMakesTheCheckFail() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") {
-            $0.replacingOccurrences(of: "method Pending(store: ?string)", with: "method Pending(store: string)")
-        }
-        #expect(result.status == 1)
-        #expect(result.output.contains("StrataAdmin+Methods.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
-                "\(result.output)")
-        #expect(!result.output.contains("StrataAdmin+Types.swift"), "\(result.output)")
-    }
+    static let changes: [Change] = [
+        Change(what: "a changed field", file: "io.strata.Admin.varlink", replacing: "  requests: int,\n", with: "  requests: float,\n",
+               says: "StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
+        Change(what: "a changed method", file: "io.strata.Admin.varlink",
+               replacing: "method Pending(store: ?string)", with: "method Pending(store: string)",
+               says: "StrataAdmin+Methods.swift differs from varlink/: run scripts/generate-varlink-definitions.sh",
+               notNaming: ["StrataAdmin+Types.swift"]),
+        Change(what: "a changed enum", file: "io.strata.Admin.varlink",
+               replacing: "  state: (ready, failed, closed),\n", with: "  state: (ready, failed, closed, draining),\n",
+               says: "StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh",
+               notNaming: ["StrataAdmin+Errors.swift"]),
+        Change(what: "a changed error", file: "io.strata.Admin.varlink",
+               replacing: "error InvalidSetting (key: string, value: string, reason: string)",
+               with: "error InvalidSetting (key: string, value: ?string, reason: string)",
+               says: "StrataAdmin+Errors.swift differs from varlink/: run scripts/generate-varlink-definitions.sh",
+               notNaming: ["StrataAdmin+Types.swift", "StrataAdmin+Methods.swift"]),
+        Change(what: "an error alias with other fields", file: "io.strata.Store.varlink",
+               replacing: "error StoreUnavailable (store: string, reason: string)",
+               with: "error StoreUnavailable (store: string, since: ?string, reason: string)",
+               says: "io.strata.Admin.StoreUnavailable: the alias StrataStore.StoreUnavailable has other fields"),
+        Change(what: "notes about a method the IDL lacks", file: "io.strata.Admin.varlink",
+               replacing: "method Metrics() -> (text: string)\n", with: "",
+               says: "io.strata.Admin.Metrics: in io.strata.Admin.swift.json's methods, not a method of the .varlink"),
+        Change(what: "notes about a field the IDL lacks", file: "io.strata.Admin.varlink", replacing: "  requests: int,\n", with: "",
+               says: "io.strata.Admin.StoreInfo.requests: in the .swift.json, not in the .varlink"),
+        Change(what: "a Swift type of other optionality", file: "io.strata.Store.varlink", replacing: "  id: ?int,\n", with: "  id: int,\n",
+               says: "io.strata.Store.Operation.id: the .swift.json type 'Int64?' and the IDL's 'int' differ in optionality"),
+    ]
 
-    @Test func aChangedEnumMakesTheCheckFail() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") {
-            $0.replacingOccurrences(of: "  state: (ready, failed, closed),\n", with: "  state: (ready, failed, closed, draining),\n")
-        }
+    @Test(arguments: changes)
+    func aChangeMakesTheCheckFail(_ change: Change) throws {
+        let result = try Self.check(changing: change.file) { $0.replacingOccurrences(of: change.replacing, with: change.with) }
         #expect(result.status == 1)
-        #expect(result.output.contains("StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
-                "\(result.output)")
-        #expect(!result.output.contains("StrataAdmin+Errors.swift"), "\(result.output)")
-    }
-
-    @Test func aChangedErrorMakesTheCheckFail() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") {
-            $0.replacingOccurrences(of: "error InvalidSetting (key: string, value: string, reason: string)",
-                                    with: "error InvalidSetting (key: string, value: ?string, reason: string)")
+        #expect(result.output.contains(change.says), "\(result.output)")
+        for name in change.notNaming {
+            #expect(!result.output.contains(name), "\(result.output)")
         }
-        #expect(result.status == 1)
-        #expect(result.output.contains("StrataAdmin+Errors.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
-                "\(result.output)")
-        #expect(!result.output.contains("StrataAdmin+Types.swift") && !result.output.contains("StrataAdmin+Methods.swift"), "\(result.output)")
-    }
-
-    @Test func anErrorAliasWithOtherFieldsIsRefused() throws {
-        let result = try Self.check(changing: "io.strata.Store.varlink") {
-            $0.replacingOccurrences(of: "error StoreUnavailable (store: string, reason: string)",
-                                    with: "error StoreUnavailable (store: string, since: ?string, reason: string)")
-        }
-        #expect(result.status == 1)
-        #expect(result.output.contains("io.strata.Admin.StoreUnavailable: the alias StrataStore.StoreUnavailable has other fields"),
-                "\(result.output)")
-    }
-
-    @Test func notesAboutAMethodTheIDLLacksAreRefused() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") {
-            $0.replacingOccurrences(of: "method Metrics() -> (text: string)\n", with: "")
-        }
-        #expect(result.status == 1)
-        #expect(result.output.contains("io.strata.Admin.Metrics: in io.strata.Admin.swift.json's methods, not a method of the .varlink"),
-                "\(result.output)")
-    }
-
-    @Test func notesAboutAFieldTheIDLLacksAreRefused() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") {
-            $0.replacingOccurrences(of: "  requests: int,\n", with: "")
-        }
-        #expect(result.status == 1)
-        #expect(result.output.contains("io.strata.Admin.StoreInfo.requests: in the .swift.json, not in the .varlink"), "\(result.output)")
-    }
-
-    @Test func aSwiftTypeOfOtherOptionalityIsRefused() throws {
-        let result = try Self.check(changing: "io.strata.Store.varlink") {
-            $0.replacingOccurrences(of: "  id: ?int,\n", with: "  id: int,\n")
-        }
-        #expect(result.status == 1)
-        #expect(result.output.contains("io.strata.Store.Operation.id: the .swift.json type 'Int64?' and the IDL's 'int' differ in optionality"),
-                "\(result.output)")
     }
 }

@@ -159,24 +159,8 @@ struct ConfigurationReader {
             }
             socket.mode = value
         }
-        if let users = map["users"] {
-            socket.users = try sequence(users, key: "\(key).users").enumerated().map { (i, node) throws(ConfigurationError) in
-                let name = try scalar(node, key: "\(key).users[\(i)]")
-                guard let uid = PeerIdentity.userID(named: name) else {
-                    throw ConfigurationError(.invalidValue, file: file, key: "\(key).users[\(i)]", "no user '\(name)' on this system", line: line(node))
-                }
-                return uid
-            }
-        }
-        if let groups = map["groups"] {
-            socket.groups = try sequence(groups, key: "\(key).groups").enumerated().map { (i, node) throws(ConfigurationError) in
-                let name = try scalar(node, key: "\(key).groups[\(i)]")
-                guard let gid = PeerIdentity.groupID(named: name) else {
-                    throw ConfigurationError(.invalidValue, file: file, key: "\(key).groups[\(i)]", "no group '\(name)' on this system", line: line(node))
-                }
-                return gid
-            }
-        }
+        if let users = map["users"] { socket.users = try ids(users, key: "\(key).users", of: "user", lookup: PeerIdentity.userID(named:)) }
+        if let groups = map["groups"] { socket.groups = try ids(groups, key: "\(key).groups", of: "group", lookup: PeerIdentity.groupID(named:)) }
         if let any = map["allow_any_peer"] { socket.allowAnyPeer = try bool(any, key: "\(key).allow_any_peer") }
         return socket
     }
@@ -238,6 +222,17 @@ struct ConfigurationReader {
     // MARK: - Typed values
 
     private func line(_ node: Node) -> Int? { node.mark.map { $0.line } }
+
+    /// A list of user or group names (`kind`) as the ids `lookup` finds for them.
+    private func ids(_ node: Node, key: String, of kind: String, lookup: (String) -> UInt32?) throws(ConfigurationError) -> [UInt32] {
+        try sequence(node, key: key).enumerated().map { (i, node) throws(ConfigurationError) in
+            let name = try scalar(node, key: "\(key)[\(i)]")
+            guard let id = lookup(name) else {
+                throw ConfigurationError(.invalidValue, file: file, key: "\(key)[\(i)]", "no \(kind) '\(name)' on this system", line: line(node))
+            }
+            return id
+        }
+    }
 
     private func mapping(_ node: Node, key: String, allowed: Set<String>) throws(ConfigurationError) -> [String: Node] {
         guard case .mapping(let mapping) = node else {
