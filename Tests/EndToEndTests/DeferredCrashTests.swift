@@ -209,6 +209,19 @@ struct DeferredCrashTests {
         try Self.verifyFinished(.backup, url)
     }
 
+    @Test("a backup recorded complete whose copy is then removed is taken again from the first page")
+    func backupCopyRemovedAfterItsLastPass() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
+        let directory = TemporaryFolder()
+        let url = try Self.pendingStore(.backup, in: directory.url)
+        let crashed = try Self.finish(url, faultPoint: "backup.check@1")
+        #expect(crashed.signaled && crashed.status == SIGKILL)
+        try FileManager.default.removeItem(atPath: Self.backupURL(url).path + ".partial")
+        let resumed = try Self.finish(url, faultPoint: nil)
+        #expect(!resumed.signaled && resumed.status == 0)
+        try Self.verifyFinished(.backup, url)
+    }
+
     @Test("repeated SIGKILLs at arbitrary times, resumed each time, lose nothing", arguments: Fixture.allCases)
     func killAtArbitraryTimes(_ fixture: Fixture) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")

@@ -29,7 +29,12 @@ extension DeferredFinisher {
             return true
         }
         var progress = step.entry.progress
-        if !progress.started { progress = DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true) }
+        // A copy recorded complete whose file is gone (removed by hand, or renamed into place
+        // and then removed before the task was recorded) is taken again from the first page.
+        let partialExists = FileManager.default.fileExists(atPath: destination.path + ".partial")
+        if !progress.started || (progress.verified == true && !partialExists) {
+            progress = DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true)
+        }
         let side = try BackupSideFile(destination: destination, storePath: store.url.path, complete: progress.verified == true)
         defer { side.close() }
         let resumedAt = progress.lastKey ?? 0
