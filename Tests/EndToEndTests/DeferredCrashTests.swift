@@ -205,7 +205,7 @@ struct DeferredCrashTests {
         let store = try PersistentStore.open(at: url, model: Self.narrow)
         let detail = try store.currentMetadata().history.first { $0.kind == "backup" }?.detail ?? ""
         try store.close()
-        #expect(detail.contains("resumed at page \(position)") && detail.contains("integrity ok"), "\(detail)")
+        #expect(detail.contains("resumed at page \(position)") && detail.contains("quick_check ok"), "\(detail)")
         try Self.verifyFinished(.backup, url)
     }
 
