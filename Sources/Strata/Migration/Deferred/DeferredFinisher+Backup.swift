@@ -19,7 +19,7 @@ extension DeferredFinisher {
     ///    is interrupted, the next run's last pass writes only the pages changed since.
     ///
     /// The ledger then records the copy as complete (`verified`): a crash no longer redoes a
-    /// pass. The copy is checked table by table (`PRAGMA integrity_check`; the ledger's
+    /// pass. The copy is checked table by table (`PRAGMA quick_check`; the ledger's
     /// `verifiedKey` counts the tables checked), must open as this store at its model, and is
     /// renamed into place before the task leaves the ledger: a pending backup whose
     /// destination exists and belongs to this store was completed just before a crash.
@@ -29,7 +29,12 @@ extension DeferredFinisher {
             return true
         }
         var progress = step.entry.progress
-        if !progress.started { progress = DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true) }
+        // A copy recorded complete whose file is gone (removed by hand, or renamed into place
+        // and then removed before the task was recorded) is taken again from the first page.
+        let partialExists = FileManager.default.fileExists(atPath: destination.path + ".partial")
+        if !progress.started || (progress.verified == true && !partialExists) {
+            progress = DeferredLedger.Progress(lastKey: 0, rowsDone: 0, started: true)
+        }
         let side = try BackupSideFile(destination: destination, storePath: store.url.path, complete: progress.verified == true)
         defer { side.close() }
         let resumedAt = progress.lastKey ?? 0
@@ -57,7 +62,7 @@ extension DeferredFinisher {
             throw error
         }
         FaultInjection.point("backup.finish")
-        var detail = "online backup to \(destination.path): \(bytes) bytes, checked (integrity ok); \(rewritten)"
+        var detail = "online backup to \(destination.path): \(bytes) bytes, checked (quick_check ok); \(rewritten)"
         if resumedAt > 0 { detail += "; resumed at page \(resumedAt)" }
         try recordBackup(step, destination: destination, detail: detail)
         store.logger.notice("backed up the store", metadata: [
