@@ -37,6 +37,10 @@ public struct CoreDataStoreImporter: Sendable {
         /// Also use the `.xcmappingmodel`s beside the bundle (where Xcode keeps them) whose
         /// versions are the bundle's.
         public var findsMappingModels = true
+        /// Allow migration hops that discard stored data (they are reported in
+        /// ``CoreDataImportReport/warnings`` either way); off (`--no-discard`), such a lightweight
+        /// hop fails the import (``CoreDataImportError/Code/migrationFailed``) and nothing is written.
+        public var allowsDiscards = true
         /// Leave the migration's cleanup in the deferred ledger instead of running it.
         public var deferCleanup: Bool
         /// Where the import logs.
@@ -146,6 +150,7 @@ public struct CoreDataStoreImporter: Sendable {
             if let (manager, _) = migration {
                 report.migration = try migrate(temporary, manager: manager, progress: progress)
                 report.finalVersion = report.migration?.endVersion ?? report.finalVersion
+                report.warnings += report.migration?.discardWarnings ?? []
             }
             try finish(temporary, at: destination)
             report.duration = ContinuousClock.now - started
@@ -278,6 +283,7 @@ public struct CoreDataStoreImporter: Sendable {
     private func migrate(_ url: URL, manager: StagedMigrationManager, progress: ((CoreDataImportProgress) -> Void)?) throws(CoreDataImportError) -> StagedMigrationReport {
         var migrationOptions = StagedMigrationOptions(deferCleanup: options.deferCleanup)
         migrationOptions.logger = options.logger
+        migrationOptions.allowsDiscards = options.allowsDiscards
         do {
             return try manager.migrateStore(at: url, options: migrationOptions) { step in
                 progress?(CoreDataImportProgress(phase: .migrating, fraction: 0.65 + 0.33 * step.fraction, detail: step.description))
