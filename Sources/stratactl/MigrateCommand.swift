@@ -125,8 +125,7 @@ struct MigrateCommand: ParsableCommand {
     static func mappingStages(_ given: [String], model: String, directory: ModelDirectory) throws -> [CoreDataMappingStage] {
         let urls = given.map { URL(fileURLWithPath: $0).standardizedFileURL }
         let bundle = URL(fileURLWithPath: model)
-        let beside = bundle.pathExtension.lowercased() == "xcdatamodeld"
-            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle).filter { !urls.contains($0.standardizedFileURL) } : []
+        let beside = bundle.pathExtension.lowercased() == "xcdatamodeld" ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle, except: urls) : []
         return try CoreDataMappingStage.load(urls, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 

@@ -212,9 +212,8 @@ public struct CoreDataStoreImporter: Sendable {
     /// The stages generated from ``Options/mappingModels`` and (``Options/findsMappingModels``)
     /// the mapping models beside the bundle.
     public func mappingStages(directory: ModelDirectory) throws(CoreDataMappingError) -> [CoreDataMappingStage] {
-        let given = options.mappingModels.map(\.standardizedFileURL)
-        let beside = options.findsMappingModels
-            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle.url).filter { !given.contains($0.standardizedFileURL) } : []
+        let given = options.mappingModels
+        let beside = options.findsMappingModels ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle.url, except: given) : []
         return try CoreDataMappingStage.load(given, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 
