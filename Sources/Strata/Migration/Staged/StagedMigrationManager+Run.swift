@@ -243,11 +243,12 @@ struct StagedMigrationRunner {
                 }
                 if hop.isCustom {
                     // The stage's result must be valid for the destination model before it commits.
-                    let violations = try StoreValidation.violations(of: hop.destination, in: db)
+                    let violations = try StoreValidation.violations(of: hop.destination, in: db).map(\.description)
+                        + InverseConsistency.mismatches(of: hop.destination, in: db).map(\.description)
                     if !violations.isEmpty {
                         throw ValidityFailure(error: StagedMigrationError(
                             .stageLeftInvalidObjects,
-                            "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': after the stage, \(violations.map(\.description).joined(separator: "; ")); the stage was rolled back — make its handlers give every object what '\(hop.destination.version)' requires",
+                            "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': after the stage, \(violations.joined(separator: "; ")); the stage was rolled back — make its handlers give every object what '\(hop.destination.version)' requires",
                             path: path, stage: hop.stage, stageLabel: hop.stageLabel))
                     }
                 }
