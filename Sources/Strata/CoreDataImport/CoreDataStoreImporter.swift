@@ -147,6 +147,8 @@ public struct CoreDataStoreImporter: Sendable {
                 method: match.method, finalVersion: match.version.version, objects: counts.objects, links: counts.links,
                 migration: nil, warnings: warnings, duration: .zero)
             report.staleEntityNames = match.staleEntityNames
+            // Broken versions the import did not need (one it needed would have stopped it).
+            report.warnings += bundle.unreadableVersions.map { "version '\($0.name)' of the model bundle cannot be read and was not needed: \($0.error!); fix it before a migration passes it" }
             if let (manager, _) = migration {
                 report.migration = try migrate(temporary, manager: manager, progress: progress)
                 report.finalVersion = report.migration?.endVersion ?? report.finalVersion
