@@ -57,7 +57,7 @@ enum ExitStatus {
             return incompatible
         case let error as StagedMigrationError:
             switch error.code {
-            case .storeVersionNotInChain, .noPath, .notInferable, .invalidObjects, .stageLeftInvalidObjects, .dropsEveryEntity: return incompatible
+            case .storeVersionNotInChain, .noPath, .notInferable, .invalidObjects, .stageLeftInvalidObjects, .dropsEveryEntity, .discardsData: return incompatible
             default: return failure
             }
         case let error as CoreDataImportError:

@@ -26,7 +26,11 @@ struct ImportCoreDataCommand: ParsableCommand {
             or failed; 10 the store is not an SQLite file; 11 it is not a Core Data store (or \
             its Z_METADATA is unreadable); 12 its version is not in the bundle (or not uniquely, \
             or not the --from version); 13 the model bundle cannot be read; 14 --out already \
-            exists. Nothing is written in any of these cases.
+            exists. Nothing is written in any of these cases. A hop that discards stored data \
+            (values of a removed attribute, links of a removed relationship, objects of a \
+            removed entity) is reported (a warning on standard error, DISCARDED lines, the \
+            JSON warnings with counts); with --no-discard it is refused (exit 3). --dry-run \
+            runs everything on a scratch copy, prints the report, and creates nothing.
 
             Examples:
               stratactl import-coredata --model App.xcdatamodeld \\
@@ -53,6 +57,10 @@ struct ImportCoreDataCommand: ParsableCommand {
     var mapping: [String] = []
     @Flag(name: .customLong("defer"), help: "Leave the migration's cleanup in the deferred ledger instead of running it now.")
     var deferCleanup = false
+    @Flag(name: .customLong("dry-run"), help: "Run the import and migration on a scratch copy and print what they would do (objects, hops, DISCARDS with counts); --out is not created.")
+    var dryRun = false
+    @Flag(name: .customLong("no-discard"), help: "Refuse (exit 3, nothing written) a migration hop that would discard stored data.")
+    var noDiscard = false
     @Flag(help: "Do not draw the progress bar.")
     var quiet = false
     @OptionGroup var output: OutputOptions
@@ -63,10 +71,11 @@ struct ImportCoreDataCommand: ParsableCommand {
 
     func run() throws {
         var logger = Logger(label: "io.strata.stratactl")
-        logger.logLevel = .warning
+        logger.logLevel = .error   // discards are written as `stratactl: warning:` lines instead
         var options = CoreDataStoreImporter.Options(fromVersion: from, toVersion: to, stageFile: stages.map { URL(fileURLWithPath: $0) },
                                                     deferCleanup: deferCleanup, logger: logger)
         options.mappingModels = mapping.map { URL(fileURLWithPath: $0) }
+        options.allowsDiscards = !noDiscard
         let report: CoreDataImportReport
         let bar = ProgressBar(enabled: !quiet && !output.json)
         do {
@@ -74,25 +83,29 @@ struct ImportCoreDataCommand: ParsableCommand {
             if let to, importer.bundle.version(named: to) == nil {
                 throw UsageError("--to '\(to)' is not a version of \(model) (versions: \(importer.bundle.versions.map(\.name).joined(separator: ", ")))")
             }
-            report = try importer.importStore(at: URL(fileURLWithPath: store), to: URL(fileURLWithPath: out)) { progress in
-                bar.update(fraction: progress.fraction, label: progress.description)
-            }
+            let progress: (CoreDataImportProgress) -> Void = { progress in bar.update(fraction: progress.fraction, label: progress.description) }
+            report = dryRun ? try importer.dryRun(at: URL(fileURLWithPath: store), destination: URL(fileURLWithPath: out), progress: progress)
+                : try importer.importStore(at: URL(fileURLWithPath: store), to: URL(fileURLWithPath: out), progress: progress)
             bar.finish()
         } catch {
             bar.finish()
             throw ExitStatus.fail(error)
         }
+        DiscardOutput.warn(report.migration)
         if output.json {
-            try printJSON(Self.json(report))
+            var object = Self.json(report)
+            object["dryRun"] = dryRun
+            try printJSON(object)
         } else {
-            print(Self.text(report))
+            print(Self.text(report, dryRun: dryRun))
         }
     }
 
     // MARK: - Output
 
-    static func text(_ report: CoreDataImportReport) -> String {
-        var lines = ["Imported \(report.source.path) into \(report.destination.path)"]
+    static func text(_ report: CoreDataImportReport, dryRun: Bool = false) -> String {
+        var lines = [dryRun ? "Dry run: would import \(report.source.path) into \(report.destination.path) (nothing was written)"
+                            : "Imported \(report.source.path) into \(report.destination.path)"]
         lines.append("Core Data store \(report.coreDataStoreUUID ?? "(no NSStoreUUID)"), version identifiers: \(report.coreDataVersionIdentifiers.isEmpty ? "none" : report.coreDataVersionIdentifiers.joined(separator: ", "))")
         lines.append("Version: \(report.importedVersion) (\(describe(report.method)))")
         for (current, stale) in report.staleEntityNames.sorted(by: { $0.key < $1.key }) {
@@ -106,7 +119,10 @@ struct ImportCoreDataCommand: ParsableCommand {
         for key in report.links.keys.sorted() { lines.append("  links of \(key): \(report.links[key]!)") }
         if let migration = report.migration {
             lines.append("Migrated: \(migration.startVersion) -> \(migration.endVersion) (\(migration.hops.count) hop(s))")
-            for hop in migration.hops { lines.append("  \(hop.fromVersion) -> \(hop.toVersion)  [\(hop.stageLabel)]  \(hop.rowsWritten) row(s) written") }
+            for hop in migration.hops {
+                lines.append("  \(hop.fromVersion) -> \(hop.toVersion)  [\(hop.stageLabel)]  \(hop.rowsWritten) row(s) written")
+                lines += DiscardOutput.lines(hop, indent: "    ")
+            }
             if migration.pendingDeferredTasks > 0 {
                 lines.append("\(migration.pendingDeferredTasks) deferred cleanup task(s) pending: run `stratactl deferred finish \(report.destination.path)`.")
             }
@@ -138,7 +154,8 @@ struct ImportCoreDataCommand: ParsableCommand {
         if let migration = report.migration {
             object["migration"] = [
                 "from": migration.startVersion, "to": migration.endVersion, "pendingDeferredTasks": migration.pendingDeferredTasks,
-                "hops": migration.hops.map { ["stage": $0.stageLabel, "from": $0.fromVersion, "to": $0.toVersion, "rowsWritten": $0.rowsWritten] as [String: Any] },
+                "hops": migration.hops.map { ["stage": $0.stageLabel, "from": $0.fromVersion, "to": $0.toVersion, "rowsWritten": $0.rowsWritten,
+                                              "discarded": DiscardOutput.json($0)] as [String: Any] },
             ] as [String: Any]
         }
         return object

@@ -14,8 +14,9 @@ struct InspectCommand: ParsableCommand {
             count, and file statistics (size, WAL size, page size and count, free pages, \
             journal and auto-vacuum modes).
 
-            --check also runs SQLite's integrity_check and foreign_key_check (read-only) and \
-            exits 1 when either finds a problem.
+            --check also runs SQLite's integrity_check and foreign_key_check (read-only), \
+            checks that both sides of every one-to-one relationship agree, and exits 1 when \
+            any of them finds a problem.
 
             The store is opened read-only with the model embedded in it: inspect never writes \
             to the store and needs no model files.
@@ -28,7 +29,7 @@ struct InspectCommand: ParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    @Flag(name: .long, help: "Run PRAGMA integrity_check and foreign_key_check; exit 1 on problems.")
+    @Flag(name: .long, help: "Run PRAGMA integrity_check and foreign_key_check and check one-to-one inverses; exit 1 on problems.")
     var check = false
 
     @Argument(help: "The store file.", completion: .file())

@@ -38,6 +38,7 @@ struct MigrateCommand: ParsableCommand {
     @Flag(name: .customLong("defer"), help: "Record cleanup in the deferred ledger instead of running it now.") var deferCleanup = false
     @Option(help: "Write a backup of the store here (VACUUM INTO) before the first hop.") var backup: String?
     @Flag(help: "Allow a migration after which none of the store's entities is left (it drops all the store's data); refused otherwise (exit 3).") var force = false
+    @Flag(name: .customLong("no-discard"), help: "Refuse (exit 3) a lightweight hop that would discard stored data; the store stays at the last completed version.") var noDiscard = false
     @Flag(help: "Do not draw the progress bar.") var quiet = false
     @OptionGroup var output: OutputOptions
 
@@ -60,7 +61,8 @@ struct MigrateCommand: ParsableCommand {
             let unused = route.unusedCustomStages.map(\.label)
             var options = StagedMigrationOptions(deferCleanup: deferCleanup, backupURL: backup.map { URL(fileURLWithPath: $0) },
                                                  allowsDroppingAllEntities: force)
-            options.logger.logLevel = .warning
+            options.logger.logLevel = .error
+            options.allowsDiscards = !noDiscard
             if dryRun {
                 try printDryRun(path: path, manager: manager, storeURL: storeURL, unused: unused, options: options,
                                 generatedStages: try Self.mappingStages(mapping, model: model, directory: directory))
@@ -76,13 +78,15 @@ struct MigrateCommand: ParsableCommand {
                 throw error.error
             }
             bar.finish()
+            DiscardOutput.warn(report)
             if output.json {
                 var object: [String: Any] = [
                     "store": storeURL.path, "from": report.startVersion, "to": report.endVersion,
                     "path": path.versions.map(\.version), "pendingDeferredTasks": report.pendingDeferredTasks,
                     "hops": report.hops.map { ["stage": $0.stageLabel, "from": $0.fromVersion, "to": $0.toVersion,
                                                "rowsWritten": $0.rowsWritten, "synchronousOperations": $0.synchronousOperations,
-                                               "ms": $0.duration.milliseconds] },
+                                               "ms": $0.duration.milliseconds, "discarded": DiscardOutput.json($0)] as [String: Any] },
+                    "warnings": report.discardWarnings,
                 ]
                 if let url = report.backupURL { object["backup"] = url.path }
                 try printJSON(object)
@@ -95,6 +99,7 @@ struct MigrateCommand: ParsableCommand {
             print("Migrated \(storeURL.path): \(report.startVersion) -> \(report.endVersion) (\(report.hops.count) hop(s))")
             for hop in report.hops {
                 print("  \(hop.fromVersion) -> \(hop.toVersion)  [\(hop.stageLabel)]  \(hop.rowsWritten) row(s) written")
+                for line in DiscardOutput.lines(hop, indent: "    ") { print(line) }
             }
             if let url = report.backupURL { print("Backup: \(url.path)") }
             if report.pendingDeferredTasks > 0 {
@@ -120,8 +125,7 @@ struct MigrateCommand: ParsableCommand {
     static func mappingStages(_ given: [String], model: String, directory: ModelDirectory) throws -> [CoreDataMappingStage] {
         let urls = given.map { URL(fileURLWithPath: $0).standardizedFileURL }
         let bundle = URL(fileURLWithPath: model)
-        let beside = bundle.pathExtension.lowercased() == "xcdatamodeld"
-            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle).filter { !urls.contains($0.standardizedFileURL) } : []
+        let beside = bundle.pathExtension.lowercased() == "xcdatamodeld" ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle, except: urls) : []
         return try CoreDataMappingStage.load(urls, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 

@@ -30,9 +30,11 @@ struct PlanCommand: ParsableCommand {
     @Option(help: "The source: a model file, or a version name in --model (instead of a store).") var from: String?
     @Option(help: "The destination: a model file, or a version name in --model.") var to: String?
     @Option(help: "A model directory (with --to VERSION; default: its current version).") var model: String?
+    @Option(help: "A Core Data mapping model (.xcmappingmodel) whose generated stage to show (repeatable; needs --model; with an .xcdatamodeld, those beside it are shown too).") var mapping: [String] = []
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if !mapping.isEmpty && model == nil { throw ValidationError("--mapping needs --model: the mapping model's versions are looked up in it") }
         if store == nil && from == nil { throw ValidationError("give a STORE or --from MODEL") }
         if store != nil && from != nil { throw ValidationError("give either a STORE or --from, not both") }
         if to == nil && model == nil { throw ValidationError("give --to (a model file or version) or --model DIR") }
@@ -57,6 +59,8 @@ struct PlanCommand: ParsableCommand {
                 return
             }
             let plan = try MigrationPlan.infer(from: source, to: destination)
+            let generated = try model.map { try MigrateCommand.mappingStages(mapping, model: $0, directory: ModelDirectory(url: URL(fileURLWithPath: $0))) }?
+                .filter { $0.fromVersion == plan.sourceVersion && $0.toVersion == plan.destinationVersion } ?? []
             let rows = try storeURL.map { try Self.estimateRows(plan, store: $0) } ?? [:]
             let counts = try storeURL.map { try PlanDataCounts(plan: plan, store: $0) }
             if output.json {
@@ -73,6 +77,7 @@ struct PlanCommand: ParsableCommand {
                         return o
                     },
                     "requirements": PlanDataCounts.json(plan.requirements, counts: counts?.violations),
+                    "generatedStages": generated.map { ["mappingModel": $0.mappingModel.path, "label": $0.label, "didMigrate": $0.statements] as [String: Any] },
                 ])
                 return
             }
@@ -87,6 +92,11 @@ struct PlanCommand: ParsableCommand {
                 for line in PlanDataCounts.discardLines(op.discards, counts: counts?.discarded[i]) { print("            \(line)") }
             }
             for line in PlanDataCounts.requirementLines(plan.requirements, counts: counts?.violations) { print("  \(line)") }
+            for stage in generated {
+                print("  STAGE    didMigrate generated from \(stage.mappingModel.lastPathComponent):")
+                for statement in stage.statements { print("            \(statement)") }
+                if stage.statements.isEmpty { print("            (nothing: the lightweight hop does what the mapping model says)") }
+            }
             print("\(plan.synchronous.count) synchronous, \(plan.deferrable.count) deferrable operation(s). Nothing was changed.")
         } catch let error as ExitCode {
             throw error

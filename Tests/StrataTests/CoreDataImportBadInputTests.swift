@@ -181,5 +181,10 @@ struct CoreDataImportBadInputTests {
         let match = try CoreDataStoreImporter(bundle: fixture.bundle).identifyVersion(ofStoreAt: fixture.store)
         #expect(match.version.version == "Library 2")
         #expect(match.candidates.first?.unreadable?.contains("invalid XML") == true)
+        let report = try CoreDataStoreImporter(bundle: fixture.bundle).importStore(at: fixture.store, to: fixture.out)
+        #expect(report.warnings.count == 1)
+        #expect(report.warnings.first?.hasPrefix("version 'Library' of the model bundle cannot be read and was not needed: ") == true, "\(report.warnings)")
+        #expect(report.warnings.first?.contains("line 1, column") == true, "the XML error names line and column: \(report.warnings)")
+        #expect(report.warnings.first?.hasSuffix("; fix it before a migration passes it") == true)
     }
 }

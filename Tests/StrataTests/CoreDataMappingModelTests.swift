@@ -103,6 +103,20 @@ struct CoreDataMappingModelTests {
         #expect(try CoreDataMappingStage.load([url], directory: ModelDirectory(url: bundle), implicit: true).isEmpty)
     }
 
+    @Test("a mapping model both given and found beside the bundle makes one stage")
+    func givenAndBeside() throws {
+        let (fixture, bundle) = try Self.shop()
+        let url = try CoreDataMappingFixture.writeMapping(in: bundle.deletingLastPathComponent())
+        let roundabout = URL(fileURLWithPath: bundle.deletingLastPathComponent().path + "/../models/" + url.lastPathComponent)
+        #expect(CoreDataMappingModel.mappingModels(besideBundleAt: bundle).map(\.lastPathComponent) == ["ShopToShop2.xcmappingmodel"])
+        #expect(CoreDataMappingModel.mappingModels(besideBundleAt: bundle, except: [roundabout]) == [])
+        var options = CoreDataStoreImporter.Options(toVersion: "Shop 2")
+        options.mappingModels = [roundabout]
+        let importer = try CoreDataStoreImporter(bundle: bundle, options: options)
+        #expect(try importer.mappingStages(directory: ModelDirectory(url: bundle)).count == 1)
+        _ = fixture
+    }
+
     @Test("a file that is not a mapping model names the file, line and column")
     func notAMappingModel() throws {
         let (fixture, _) = try Self.shop()
@@ -140,6 +154,13 @@ struct CoreDataMappingModelTests {
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("[custom: mapping model ShopToShop2.xcmappingmodel]"), "\(dry.stdout)")
         #expect(dry.stdout.contains("  STAGE    didMigrate generated from ShopToShop2.xcmappingmodel:\n            UPDATE \"Customer\" SET \"displayName\" = \"first\""), "\(dry.stdout)")
+        #expect(dry.stdout.components(separatedBy: "STAGE").count == 2, "the stage is shown once: \(dry.stdout)")
+        let plan = try StratactlProcess.run(["plan", "--from", "Shop", "--to", "Shop 2", "--model", bundle.path, "--mapping", url.path])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("  STAGE    didMigrate generated from ShopToShop2.xcmappingmodel:\n            UPDATE \"Customer\" SET \"displayName\" = \"first\""), "\(plan.stdout)")
+        let badPlan = try StratactlProcess.run(["plan", "--from", "Shop", "--to", "Shop 2", "--model", bundle.path, "--mapping", policy.path])
+        #expect(badPlan.status == 3)
+        #expect(badPlan.stderr.contains("custom migration policy class PetPolicy"), "\(badPlan.stderr)")
         let run = try StratactlProcess.run(["migrate", strata.path, "--model", bundle.path, "--to", "Shop 2", "--mapping", url.path, "--quiet"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Self.customers(strata) == ["1 Ann LEE! 1 Rex 1", "2 Bob RAY! 0 Tom 2", "3 Cy - 0 - 0"])

@@ -121,3 +121,21 @@ struct CoreDataRenamedEntityTests {
         #expect(object["staleEntityNames"] as? [String: String] == ["LuxuryCar": "ExpensiveSportCar"])
     }
 }
+
+/// A single `.xcdatamodel` given as the model is a bundle of one version.
+@Suite("Core Data store import: a single .xcdatamodel as the model")
+struct CoreDataSingleVersionTests {
+    @Test("the store imports with the one version given")
+    func singleVersion() throws {
+        let fixture = CoreDataFixture()
+        let bundle = try CoreDataRenameFixture.writeBundle(in: fixture)
+        try CoreDataRenameFixture.writeStore(at: fixture.store)
+        let version = bundle.appending(path: "Cars 2.xcdatamodel")
+        let report = try CoreDataStoreImporter(bundle: version).importStore(at: fixture.store, to: fixture.out)
+        #expect(report.importedVersion == "Cars 2")
+        #expect(report.objects == ["LuxuryCar": 3, "Owner": 2])
+        let missing = #expect(throws: CoreDataImportError.self) { try CoreDataStoreImporter(bundle: fixture.directory.file("None.xcdatamodel")) }
+        #expect(missing?.code == .unreadableModel)
+        #expect(missing?.description.contains("no such model version") == true, "\(String(describing: missing))")
+    }
+}

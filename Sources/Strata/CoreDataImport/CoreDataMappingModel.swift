@@ -113,11 +113,14 @@ public struct CoreDataMappingModel: Sendable {
         return String(last.dropLast(".xcdatamodel".count))
     }
 
-    /// The `.xcmappingmodel`s in `directory` (where Xcode keeps them, beside the model bundle).
-    public static func mappingModels(besideBundleAt bundle: URL) -> [URL] {
-        let directory = bundle.deletingLastPathComponent()
+    /// The `.xcmappingmodel`s beside the model bundle at `bundle` (where Xcode keeps them),
+    /// except those in `except` (compared by absolute, standardized path).
+    public static func mappingModels(besideBundleAt bundle: URL, except: [URL] = []) -> [URL] {
+        let directory = URL(fileURLWithPath: bundle.path).standardizedFileURL.deletingLastPathComponent()
+        let excluded = Set(except.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path })
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { $0.lowercased().hasSuffix(".xcmappingmodel") }.sorted().map { directory.appending(path: $0) }
+            .filter { !excluded.contains($0.standardizedFileURL.path) }
     }
 
     // MARK: - Xcode's XML store

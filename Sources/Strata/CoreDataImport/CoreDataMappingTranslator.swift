@@ -44,7 +44,7 @@ struct CoreDataMappingTranslator {
             guard source.entity(named: s) != nil else {
                 throw CoreDataMappingError(.untranslatable, "the source version '\(source.version)' has no entity '\(s)'; the mapping model does not belong to this hop", file: file, mapping: entityMapping.name, entity: s)
             }
-            guard let entity = destination.entity(named: d) else {
+            guard destination.entity(named: d) != nil else {
                 throw CoreDataMappingError(.untranslatable, "the destination version '\(destination.version)' has no entity '\(d)'; the mapping model does not belong to this hop", file: file, mapping: entityMapping.name, entity: d)
             }
             let carried = matching.sourceEntity[d] == s

@@ -37,6 +37,10 @@ public struct CoreDataStoreImporter: Sendable {
         /// Also use the `.xcmappingmodel`s beside the bundle (where Xcode keeps them) whose
         /// versions are the bundle's.
         public var findsMappingModels = true
+        /// Allow migration hops that discard stored data (they are reported in
+        /// ``CoreDataImportReport/warnings`` either way); off (`--no-discard`), such a lightweight
+        /// hop fails the import (``CoreDataImportError/Code/migrationFailed``) and nothing is written.
+        public var allowsDiscards = true
         /// Leave the migration's cleanup in the deferred ledger instead of running it.
         public var deferCleanup: Bool
         /// Where the import logs.
@@ -143,9 +147,12 @@ public struct CoreDataStoreImporter: Sendable {
                 method: match.method, finalVersion: match.version.version, objects: counts.objects, links: counts.links,
                 migration: nil, warnings: warnings, duration: .zero)
             report.staleEntityNames = match.staleEntityNames
+            // Broken versions the import did not need (one it needed would have stopped it).
+            report.warnings += bundle.unreadableVersions.map { "version '\($0.name)' of the model bundle cannot be read and was not needed: \($0.error!); fix it before a migration passes it" }
             if let (manager, _) = migration {
                 report.migration = try migrate(temporary, manager: manager, progress: progress)
                 report.finalVersion = report.migration?.endVersion ?? report.finalVersion
+                report.warnings += report.migration?.discardWarnings ?? []
             }
             try finish(temporary, at: destination)
             report.duration = ContinuousClock.now - started
@@ -207,9 +214,8 @@ public struct CoreDataStoreImporter: Sendable {
     /// The stages generated from ``Options/mappingModels`` and (``Options/findsMappingModels``)
     /// the mapping models beside the bundle.
     public func mappingStages(directory: ModelDirectory) throws(CoreDataMappingError) -> [CoreDataMappingStage] {
-        let given = options.mappingModels.map(\.standardizedFileURL)
-        let beside = options.findsMappingModels
-            ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle.url).filter { !given.contains($0.standardizedFileURL) } : []
+        let given = options.mappingModels
+        let beside = options.findsMappingModels ? CoreDataMappingModel.mappingModels(besideBundleAt: bundle.url, except: given) : []
         return try CoreDataMappingStage.load(given, directory: directory) + CoreDataMappingStage.load(beside, directory: directory, implicit: true)
     }
 
@@ -278,6 +284,7 @@ public struct CoreDataStoreImporter: Sendable {
     private func migrate(_ url: URL, manager: StagedMigrationManager, progress: ((CoreDataImportProgress) -> Void)?) throws(CoreDataImportError) -> StagedMigrationReport {
         var migrationOptions = StagedMigrationOptions(deferCleanup: options.deferCleanup)
         migrationOptions.logger = options.logger
+        migrationOptions.allowsDiscards = options.allowsDiscards
         do {
             return try manager.migrateStore(at: url, options: migrationOptions) { step in
                 progress?(CoreDataImportProgress(phase: .migrating, fraction: 0.65 + 0.33 * step.fraction, detail: step.description))

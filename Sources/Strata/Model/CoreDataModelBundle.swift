@@ -45,10 +45,28 @@ public struct CoreDataModelBundle: Sendable {
 
     /// Reads every version of the bundle at `url`.
     ///
+    /// A single `.xcdatamodel` (one version, outside a bundle) is read as a bundle of that
+    /// one version.
+    ///
     /// - Throws: ``ModelError`` only for problems of the bundle itself: it cannot be listed,
     ///   holds no `.xcdatamodel`, or its `.xccurrentversion` is missing (with several
     ///   versions), unreadable or names no version of the bundle.
     public init(url: URL) throws(ModelError) {
+        if url.pathExtension.lowercased() == "xcdatamodel" {
+            // A single version (an .xcdatamodel outside a bundle): a bundle of one.
+            guard FileManager.default.fileExists(atPath: url.appending(path: "contents").path) else {
+                throw ModelError(.unreadableFile, "no such model version (an .xcdatamodel directory holding a contents file)", file: url.path)
+            }
+            let name = url.deletingPathExtension().lastPathComponent
+            self.url = url
+            do throws(ModelError) {
+                self.versions = [Version(name: name, url: url, result: .success(try CoreDataModelImporter.importVersion(at: url)))]
+            } catch {
+                self.versions = [Version(name: name, url: url, result: .failure(error))]
+            }
+            self.currentName = name
+            return
+        }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)

@@ -31,7 +31,8 @@ extension PersistentStore {
         }
     }
 
-    /// What `PRAGMA integrity_check` and `PRAGMA foreign_key_check` find (read-only); empty when
+    /// What `PRAGMA integrity_check` and `PRAGMA foreign_key_check` find, and one-to-one
+    /// relationships whose two sides disagree (``InverseConsistency``), read-only; empty when
     /// the store is sound. Collected line by line: on a badly damaged file SQLite stops the check
     /// with `SQLITE_CORRUPT` after reporting some problems, and that stop is the last problem.
     public func integrityProblems() -> [String] {
@@ -46,6 +47,7 @@ extension PersistentStore {
                     let table: String = row[0], rowid: Int64? = row[1], parent: String = row[2]
                     problems.append("foreign key: row \(rowid.map(String.init) ?? "?") of \(table) references a missing row of \(parent)")
                 }
+                problems += try InverseConsistency.mismatches(of: model, in: db).map { "inverse: \($0)" }
             }
         } catch let error as DatabaseError {
             problems.append("the check stopped: \(error.message ?? "\(error.resultCode)")")

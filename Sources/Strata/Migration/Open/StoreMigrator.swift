@@ -122,7 +122,7 @@ enum StoreMigrator {
     /// stage's `willMigrate`), `beforeCommit` after the plan's operations, before the ledger and
     /// metadata are written (`didMigrate`); an error from either rolls everything back.
     static func apply(_ plan: MigrationPlan, from metadata: StoreMetadata, to model: ObjectModel, deferCleanup: Bool,
-                      kind: String = "lightweight", detail: String? = nil, in db: Database,
+                      kind: String = "lightweight", detail: @autoclosure () -> String? = nil, in db: Database,
                       beforeOperations: ((Database) throws -> Void)? = nil,
                       beforeCommit: ((Database) throws -> Void)? = nil) throws {
         try db.inTransaction {
@@ -140,7 +140,7 @@ enum StoreMigrator {
             try MetadataSchema.appendHistory(.init(
                 at: Date(), kind: kind, fromVersion: metadata.modelVersion, fromChecksum: metadata.modelChecksum,
                 toVersion: model.version, toChecksum: model.checksum,
-                detail: detail ?? "\(plan.synchronous.count) synchronous operation(s); \(pending) deferred task(s) \(deferCleanup ? "recorded" : "to run now")"), in: db)
+                detail: detail() ?? "\(plan.synchronous.count) synchronous operation(s); \(pending) deferred task(s) \(deferCleanup ? "recorded" : "to run now")"), in: db)
             return .commit
         }
     }

@@ -54,6 +54,10 @@ public struct StagedMigrationError: Error, Sendable, Hashable, CustomStringConve
         /// After the migration none of the store's entities would be left (all its data
         /// dropped), and ``StagedMigrationOptions/allowsDroppingAllEntities`` is off.
         public static let dropsEveryEntity = Code(rawValue: "dropsEveryEntity")
+        /// A lightweight hop would discard stored data (non-null values of a removed
+        /// attribute, links of a removed relationship, objects of a removed entity) and
+        /// ``StagedMigrationOptions/allowsDiscards`` is off: refused, the hop rolled back.
+        public static let discardsData = Code(rawValue: "discardsData")
     }
 
     /// What went wrong.

@@ -80,6 +80,16 @@ struct StagedMigrationRunner {
         }
     }
 
+    /// What `plan` discards on `db` (before its operations), counts above zero only.
+    static func countDiscards(_ plan: MigrationPlan, in db: Database) throws -> [StagedMigrationReport.DiscardCount] {
+        try plan.countDiscarded(in: db).flatMap(\.discarded).filter { $0.1 > 0 }.map { StagedMigrationReport.DiscardCount(data: $0.0, count: $0.1) }
+    }
+
+    func discardFailure(_ discarded: [StagedMigrationReport.DiscardCount], hop: StagedMigrationHop) -> StagedMigrationError {
+        StagedMigrationError(.discardsData, "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)' would discard \(discarded.map { $0.data.describe(count: $0.count) }.joined(separator: ", ")), and discarding is not allowed (--no-discard); keep the data with a custom stage that moves it, or allow the loss",
+                             path: path, stage: hop.stage, stageLabel: hop.stageLabel)
+    }
+
     /// Refuses hops after which none of the store's entities is left, unless allowed.
     func checkDataLoss(_ hops: [StagedMigrationHop]) throws(StagedMigrationError) {
         do {
@@ -141,6 +151,10 @@ struct StagedMigrationRunner {
                 } catch let error as MigrationError {
                     throw ValidityFailure(error: requirementFailure(error, hop: hops[0]))
                 }
+            }
+            if !hops[0].isCustom && !options.allowsDiscards {
+                let discarded = try queue.read { db in try Self.countDiscards(plans[0], in: db) }
+                if !discarded.isEmpty { throw ValidityFailure(error: discardFailure(discarded, hop: hops[0])) }
             }
             try queue.writeWithoutTransaction { db in
                 // Start from a checkpointed WAL: a kill mid-migration leaves a short WAL to recover.
@@ -212,8 +226,10 @@ struct StagedMigrationRunner {
         report(.hopStarted)
         let detail = "stage \(hop.stage) '\(hop.stageLabel)'\(hop.isCustom ? " (custom)" : ""), hop \(number)/\(count): \(plan.synchronous.count) synchronous operation(s)"
             + (hop.willMigrate != nil ? ", willMigrate" : "") + (hop.didMigrate != nil ? ", didMigrate" : "")
+        var discarded: [StagedMigrationReport.DiscardCount] = []
         try StoreMigrator.apply(
-            plan, from: current, to: hop.destination, deferCleanup: true, kind: "staged", detail: detail, in: db,
+            plan, from: current, to: hop.destination, deferCleanup: true, kind: "staged",
+            detail: detail + discarded.map { "; discards \($0.data.describe(count: $0.count))" }.joined(), in: db,
             beforeOperations: { db in
                 if !hop.isCustom && number > 1 {
                     do {
@@ -226,6 +242,10 @@ struct StagedMigrationRunner {
                     report(.willMigrate)
                     try runHandler(will, name: "stage \(hop.stage) ('\(hop.stageLabel)') willMigrate", model: hop.source, hop: hop, in: db)
                 }
+                discarded = try Self.countDiscards(plan, in: db)
+                if !hop.isCustom && !options.allowsDiscards && !discarded.isEmpty {
+                    throw ValidityFailure(error: discardFailure(discarded, hop: hop))
+                }
                 report(.migrating)
             },
             beforeCommit: { db in
@@ -236,11 +256,12 @@ struct StagedMigrationRunner {
                 }
                 if hop.isCustom {
                     // The stage's result must be valid for the destination model before it commits.
-                    let violations = try StoreValidation.violations(of: hop.destination, in: db)
+                    let violations = try StoreValidation.violations(of: hop.destination, in: db).map(\.description)
+                        + InverseConsistency.mismatches(of: hop.destination, in: db).map(\.description)
                     if !violations.isEmpty {
                         throw ValidityFailure(error: StagedMigrationError(
                             .stageLeftInvalidObjects,
-                            "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': after the stage, \(violations.map(\.description).joined(separator: "; ")); the stage was rolled back — make its handlers give every object what '\(hop.destination.version)' requires",
+                            "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)': after the stage, \(violations.joined(separator: "; ")); the stage was rolled back — make its handlers give every object what '\(hop.destination.version)' requires",
                             path: path, stage: hop.stage, stageLabel: hop.stageLabel))
                     }
                 }
@@ -260,9 +281,16 @@ struct StagedMigrationRunner {
             "strata.store": "\(path)", "strata.stage": "\(hop.stageLabel)",
             "strata.from": "\(hop.source.version)", "strata.to": "\(hop.destination.version)", "strata.rows": "\(written)",
         ])
+        for discard in discarded {
+            options.logger.warning("staged migration hop discarded data", metadata: [
+                "strata.store": "\(path)", "strata.from": "\(hop.source.version)", "strata.to": "\(hop.destination.version)",
+                "strata.discarded": "\(discard.data.describe(count: discard.count))",
+            ])
+        }
         return StagedMigrationReport.Hop(stage: hop.stage, stageLabel: hop.stageLabel, fromVersion: hop.source.version,
                                          toVersion: hop.destination.version, synchronousOperations: plan.synchronous.count,
-                                         rowsWritten: written, duration: ContinuousClock.now - started)
+                                         rowsWritten: written, duration: ContinuousClock.now - started, discarded: discarded,
+                                         isCustom: hop.isCustom)
     }
 
     private func runHandler(_ handler: MigrationStage.Handler, name: String, model: ObjectModel, hop: StagedMigrationHop, in db: Database) throws {

@@ -25,6 +25,13 @@ public struct StagedMigrationOptions: Sendable {
     /// Allow a migration after which none of the store's entities is left (all its data
     /// dropped); refused by default (``StagedMigrationError/Code/dropsEveryEntity``).
     public var allowsDroppingAllEntities: Bool
+    /// Allow lightweight hops that discard stored data (counted and reported in
+    /// ``StagedMigrationReport/Hop/discarded`` either way). Off (`--no-discard`,
+    /// `allow_discards: false`), such a hop is refused with
+    /// ``StagedMigrationError/Code/discardsData`` and rolled back — the first hop before
+    /// anything is written. Custom stages are not refused: their `didMigrate` may keep what
+    /// the hop removes.
+    public var allowsDiscards = true
 
     /// Options; by default the cleanup is deferred and no backup is written.
     public init(deferCleanup: Bool = true, backupURL: URL? = nil, busyTimeout: TimeInterval = 5,

@@ -18,6 +18,19 @@ public struct StagedMigrationReport: Sendable {
         public var rowsWritten: Int64
         /// How long the hop took.
         public var duration: Duration
+        /// Stored data the hop discarded (counted before its operations ran), with counts
+        /// above zero only. A custom stage's `didMigrate` may have kept some of it elsewhere.
+        public var discarded: [DiscardCount] = []
+        /// Whether the hop ran a custom stage.
+        public var isCustom = false
+    }
+
+    /// Data a hop discarded and how much.
+    public struct DiscardCount: Sendable, Hashable {
+        /// What was discarded.
+        public var data: DiscardedData
+        /// Non-null values or rows.
+        public var count: Int64
     }
 
     /// The store's version before, and after.
@@ -33,4 +46,14 @@ public struct StagedMigrationReport: Sendable {
     /// The store's metadata after the last hop, read on the migration's connection (the open
     /// that follows does not read it again); nil when no hop ran.
     var finalMetadata: StoreMetadata? = nil
+
+    /// One line per discard: `hop 'Cars 2' -> 'Cars 3' discarded 125 non-null values of attribute Car.color`.
+    public var discardWarnings: [String] {
+        hops.flatMap { hop in
+            hop.discarded.map { discard in
+                "hop '\(hop.fromVersion)' -> '\(hop.toVersion)' discarded \(discard.data.describe(count: discard.count))"
+                    + (hop.isCustom ? " (removed by the hop of custom stage '\(hop.stageLabel)', whose didMigrate may have kept them)" : "")
+            }
+        }
+    }
 }
