@@ -19,6 +19,13 @@ public struct VarlinkReplySender: Sendable {
         guard more else { return }
         try await send(VarlinkReply(parameters: parameters, continues: true))
     }
+
+    /// Intermediate replies encoded beforehand (``VarlinkReplies/message(_:)``), joined by NUL,
+    /// written at once (dropped when the client did not ask for `more`).
+    public func progress(encoded messages: Data) async throws {
+        guard more, !messages.isEmpty else { return }
+        try await send(.encodedMessages(messages))
+    }
 }
 
 /// What a handler knows about the connection a call came in on.
