@@ -16,7 +16,8 @@ struct HistoryBenchmark: AsyncParsableCommand {
         discussion: """
             Throughput: two Strata stores, history on ("strata" column) and off ("raw GRDB" \
             column reads "history off"), get the same inserts (--rows in batches of --batch-size, \
-            and --single one-object saves) and updates of 10%, alternated batch by batch. Ratio \
+            and --single one-object saves), updates of 10% and deletes of another 10%, alternated \
+            batch by batch. Ratio \
             = on / off time; the aim is ≤ 1.15.
 
             Fan-out: the release stratad (next to this binary, or --stratad) hosts one store; \
@@ -48,7 +49,7 @@ struct HistoryBenchmark: AsyncParsableCommand {
         let progress = Progress(enabled: !options.json)
         var report = BenchReport(scenario: "history")
         report.parameters = [("rows", rows), ("batch_size", batchSize), ("single", single), ("observers", observers), ("rate", rate), ("seconds", seconds)]
-        report.targets = ["insert": 1.15, "update": 1.15, "insert_single": 1.15]
+        report.targets = ["insert": 1.15, "update": 1.15, "delete": 1.15, "insert_single": 1.15]
         try throughput(in: directory.url, report: &report, progress: progress)
         if observers > 0 {
             try await fanOut(in: directory.url, report: &report, progress: progress)
@@ -84,6 +85,15 @@ struct HistoryBenchmark: AsyncParsableCommand {
             }
         }
         report.add(BenchFigure(key: "update", label: "update 10% (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
+        progress.say("delete another 10%…")
+        times = [.zero, .zero]
+        for colors in data.deleteBatches {
+            for (i, side) in sides.enumerated() {
+                try side.prepareBatch(colors: colors)
+                times[i] += try CRUDBenchmark.time { _ = try side.deletePrepared() }
+            }
+        }
+        report.add(BenchFigure(key: "delete", label: "delete 10% (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         if single > 0 {
             progress.say("\(single) one-object saves…")
             let singles = CRUDDataSet(rows: rows + single, batchSize: 1)

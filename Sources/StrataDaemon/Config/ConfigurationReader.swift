@@ -167,7 +167,7 @@ struct ConfigurationReader {
 
     private func limits(_ node: Node) throws(ConfigurationError) -> Limits {
         let map = try mapping(node, key: "limits", allowed: ["max_message_size", "idle_timeout", "message_timeout", "shutdown_timeout", "max_connections",
-                                                             "max_fetch_objects", "max_batch_operations", "max_observer_queue", "call_timeout"])
+                                                             "max_fetch_objects", "max_batch_operations", "max_observer_queue", "observer_grace", "call_timeout"])
         var limits = Limits()
         if let size = map["max_message_size"] {
             let text = try scalar(size, key: "limits.max_message_size")
@@ -189,8 +189,14 @@ struct ConfigurationReader {
         if let value = map["max_fetch_objects"] { limits.maxFetchObjects = try count(value, key: "limits.max_fetch_objects", range: 1...10_000_000) }
         if let value = map["max_batch_operations"] { limits.maxBatchOperations = try count(value, key: "limits.max_batch_operations", range: 1...1_000_000) }
         if let value = map["max_observer_queue"] { limits.maxObserverQueue = try count(value, key: "limits.max_observer_queue", range: 1...1_000_000) }
+        if let value = map["observer_grace"] {
+            limits.observerGrace = try duration(value, key: "limits.observer_grace", in: Self.observerGraceRange)
+        }
         return limits
     }
+
+    /// `limits.observer_grace`: 10ms to 1m.
+    static let observerGraceRange: ClosedRange<Duration> = .milliseconds(10) ... .seconds(60)
 
     private func metrics(_ node: Node) throws(ConfigurationError) -> MetricsConfiguration {
         let map = try mapping(node, key: "metrics", allowed: ["textfile", "interval"])

@@ -145,6 +145,10 @@ public struct Limits: Sendable, Hashable {
     /// Most transactions an `Observe` call may fall behind (committed, not yet delivered)
     /// before it gets `ObserverOverflow` and its connection is closed.
     public var maxObserverQueue: Int
+    /// How long an overflowed observer may go without taking a write before its connection
+    /// is closed (and how long it stays open after its `ObserverOverflow`): a client that still
+    /// reads gets the error; one that reads nothing is cut off.
+    public var observerGrace: Duration
     /// How long one `io.strata.Store` call may run in SQLite (statements and `MATCHES`
     /// patterns); past it the call stops with `io.strata.Varlink.CallTimeout`, nothing
     /// written. A store's `call_timeout` overrides it.
@@ -160,9 +164,10 @@ public struct Limits: Sendable, Hashable {
     /// Memberwise initializer.
     public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),
                 shutdownTimeout: Duration = .seconds(10), maxConnections: Int = 256, maxFetchObjects: Int = 10_000,
-                maxBatchOperations: Int = 10_000, maxObserverQueue: Int = 1_000,
+                maxBatchOperations: Int = 10_000, maxObserverQueue: Int = 1_000, observerGrace: Duration = .seconds(1),
                 callTimeout: Duration = .seconds(5)) {
         self.maxObserverQueue = maxObserverQueue
+        self.observerGrace = observerGrace
         self.callTimeout = callTimeout
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout

@@ -5,9 +5,6 @@ import StrataVarlink
 import Synchronization
 
 extension StoreInterface {
-    /// How long a connection whose observer overflowed may take to read what was already sent
-    /// and the `ObserverOverflow` error before the daemon closes it.
-    static let overflowCloseGrace: Duration = .seconds(1)
     /// Transactions an observer reads from the store per page.
     static let observePageSize = 100
 
@@ -35,6 +32,15 @@ extension StoreInterface {
             }
         }
 
+        /// `transaction` with only the changes of ``entities`` (all without a filter); nil when
+        /// none is left (gaps always pass).
+        func entitiesOnly(_ transaction: HistoryTransaction) -> HistoryTransaction? {
+            guard let entities, transaction.kind == .objects else { return transaction }
+            var result = transaction
+            result.changes = transaction.changes.filter { entities.contains($0.entity) }
+            return result.changes.isEmpty ? nil : result
+        }
+
         /// `transaction` with only the changes that pass: inserts and updates of objects that
         /// match the predicate now, and every delete; nil when none passes (gaps always do).
         func apply(_ transaction: HistoryTransaction, store: PersistentStore) throws -> HistoryTransaction? {
@@ -59,93 +65,109 @@ extension StoreInterface {
         }
     }
 
-    /// How far an observer is behind: the last token it consumed, against the store's head.
-    final class ObserverLag: Sendable {
-        private let state: Mutex<(consumed: Int64, overflowed: Bool)>
-        let limit: Int
-
-        init(start: Int64, limit: Int) {
-            state = Mutex((start, false))
-            self.limit = limit
-        }
-
-        var consumed: Int64 { state.withLock { $0.consumed } }
-        var overflowed: Bool { state.withLock { $0.overflowed } }
-
-        func consume(_ token: Int64) { state.withLock { $0.consumed = max($0.consumed, token) } }
-
-        /// Whether the head `token` puts the observer past its limit (true once).
-        func headMoved(to token: Int64) -> Bool {
-            state.withLock { state in
-                guard !state.overflowed, token - state.consumed > Int64(limit) else { return false }
-                state.overflowed = true
-                return true
-            }
-        }
+    /// `transaction` as one `Observe` reply message (no NUL terminator).
+    static func observeMessage(_ transaction: HistoryTransaction) throws -> Data {
+        try VarlinkReplies<StrataStore.Observe.Reply>.message(.init(transaction: Self.transaction(transaction), token: transaction.token))
     }
 
-    /// `Observe`: replies once where the observation starts, then streams each transaction
-    /// (filtered) as it commits, read page by page from the store; memory per observer is one
-    /// page. An observer that falls more than `limits.maxObserverQueue` transactions behind the commits made
-    /// since it started gets `ObserverOverflow`, and its connection is closed.
+    /// `Observe`: replies once where the observation starts, reads by itself what committed
+    /// between `since` and the moment it joined its store's ``ObserverFeed``, then sends what
+    /// the feed hands it (one shared read per commit, filtered here), several transactions in
+    /// one write when it is behind. An observer with more than `limits.maxObserverQueue`
+    /// transactions waiting gets `ObserverOverflow` (naming the limit and its resume token),
+    /// and its connection is closed once it takes nothing for `limits.observerGrace`; the others never wait for it.
     static func observe(_ parameters: StrataStore.Observe.Parameters, on hosted: HostedStore, context: VarlinkCallContext,
                         replies: VarlinkReplies<StrataStore.Observe.Reply>, limits: Limits) async throws -> StrataStore.Observe.Reply {
         guard replies.more else { throw VarlinkError.expectedMore() }
         let queueLimit = limits.maxObserverQueue
-        let (filter, start, latest) = try await run(hosted, limits: limits) { context -> (ObserveFilter, Int64, Int64) in
+        let grace = limits.observerGrace
+        let (filter, start) = try await run(hosted, limits: limits) { context -> (ObserveFilter, Int64) in
             let store = context.store
             let filter = try ObserveFilter(parameters, model: store.model)
             // Validates since (expired, negative, future) and the entities, as History does.
             let page = try store.history(since: parameters.since ?? store.latestHistoryToken(), entities: filter.entities, limit: 1)
-            return (filter, parameters.since ?? page.latest, page.latest)
+            return (filter, parameters.since ?? page.latest)
         }
-        guard let store = hosted.store else { throw HostingError.unavailable(store: hosted.name, reason: "not open") }
-        let commits = store.historyCommits()
-        let lag = ObserverLag(start: max(start, latest), limit: queueLimit)
-        // Watches the head while the observer may be blocked writing to a client that does not
-        // read: past the limit, the connection closes after a grace period.
-        let watch = Task {
-            for await token in store.historyCommits() where lag.headMoved(to: token) {
-                context.logger.notice("observer fell behind, closing its connection", metadata: [
-                    "strata.store": "\(hosted.name)", "strata.peer": "\(context.peer.map(\.description) ?? "?")",
-                    "strata.limit": "\(queueLimit)", "strata.token": "\(lag.consumed)",
-                ])
-                try? await Task.sleep(for: overflowCloseGrace)
+        let inbox = ObserverInbox(limit: queueLimit) { inbox in
+            context.logger.notice("observer fell behind, closing its connection", metadata: [
+                "strata.store": "\(hosted.name)", "strata.peer": "\(context.peer.map(\.description) ?? "?")",
+                "strata.limit": "\(queueLimit)",
+            ])
+            // While the client still reads, it is given time to read what was sent and the
+            // error; one that takes nothing for a whole grace period is closed.
+            Task {
+                var seen = inbox.progress.writes
+                while true {
+                    try? await Task.sleep(for: grace)
+                    let (writes, finished) = inbox.progress
+                    if writes == seen || finished { break }
+                    seen = writes
+                }
+                if inbox.progress.finished { try? await Task.sleep(for: grace) }
                 context.closeConnection()
-                return
             }
         }
-        defer { watch.cancel() }
+        defer { inbox.end(.cancelled) }
+        let joined = try await hosted.observerFeed.subscribe(inbox, on: hosted)
         var cursor = start
         try await replies.progress(.init(transaction: nil, token: cursor))
-        var wakeups = commits.makeAsyncIterator()
-        while !Task.isCancelled {
+        func overflow() -> StrataStore.Failure {
+            .observerOverflow(.init(store: hosted.name, limit: queueLimit, token: cursor, reason:
+                "the observer fell more than \(queueLimit) transactions behind (limits.max_observer_queue); the connection is closed — read faster, filter with entities, or resume with Observe or History since token \(cursor)"))
+        }
+        /// Sends `transactions` in one write; false when the client went away.
+        func send(_ transactions: [(token: Int64, message: Data)]) async -> Bool {
+            guard let last = transactions.last else { return true }
+            var messages = Data()
+            for (n, transaction) in transactions.enumerated() {
+                if n > 0 { messages.append(0) }
+                messages.append(transaction.message)
+            }
+            do {
+                try await replies.progress(encoded: messages)
+            } catch {
+                // The client went away (or was closed for overflow): nobody to tell.
+                context.logger.debug("observer gone", metadata: ["strata.store": "\(hosted.name)", "strata.error": "\(error)"])
+                return false
+            }
+            cursor = last.token
+            inbox.wrote()
+            return true
+        }
+        // What committed before the feed took this observer on: read here, page by page.
+        while cursor < joined {
             let from = cursor
-            let (transactions, next, head) = try await run(hosted, limits: limits) { context -> ([HistoryTransaction], Int64, Int64) in
+            let (transactions, next) = try await run(hosted, limits: limits) { context -> ([HistoryTransaction], Int64) in
                 let page = try context.store.history(since: from, entities: filter.entities, limit: observePageSize)
-                return (try page.transactions.compactMap { try filter.apply($0, store: context.store) }, page.next, page.latest)
+                let before = page.transactions.filter { $0.token <= joined }
+                return (try before.compactMap { try filter.apply($0, store: context.store) }, page.next)
             }
-            var delivered = from
-            for transaction in transactions {
-                if lag.overflowed { break }
-                do {
-                    try await replies.progress(.init(transaction: Self.transaction(transaction), token: transaction.token))
-                } catch {
-                    // The client went away (or was closed for overflow): nobody to tell.
-                    context.logger.debug("observer gone", metadata: ["strata.store": "\(hosted.name)", "strata.error": "\(error)"])
-                    return .init(transaction: nil, token: delivered)
+            let messages = try transactions.map { ($0.token, try observeMessage($0)) }
+            guard await send(messages) else { return .init(transaction: nil, token: cursor) }
+            if inbox.overflowed { throw overflow() }
+            cursor = next > from ? min(next, joined) : joined
+        }
+        // Then what the feed hands over.
+        for await _ in inbox.wakeups {
+            let (items, ending) = inbox.take()
+            if case .overflow? = ending { throw overflow() }
+            let fresh = items.filter { $0.token > cursor }
+            var messages: [(token: Int64, message: Data)] = []
+            if filter.entities == nil {
+                messages = fresh.map { ($0.token, $0.message) }
+            } else {
+                let transactions = fresh.compactMap { filter.entitiesOnly($0.transaction) }
+                let passing = filter.predicate == nil ? transactions : try await run(hosted, limits: limits) { context in
+                    try transactions.compactMap { try filter.apply($0, store: context.store) }
                 }
-                delivered = transaction.token
+                messages = try passing.map { ($0.token, try observeMessage($0)) }
             }
-            if lag.overflowed {
-                cursor = delivered
-                throw StrataStore.Failure.observerOverflow(.init(
-                    store: hosted.name, limit: queueLimit, token: cursor, reason:
-                    "the observer fell more than \(queueLimit) transactions behind (limits.max_observer_queue); the connection is closed — read faster, filter with entities, or resume with Observe or History since token \(cursor)"))
+            guard await send(messages) else { return .init(transaction: nil, token: cursor) }
+            if case .failed(let error)? = ending {
+                if let error = error as? any VarlinkErrorConvertible { throw error }
+                throw failure(error, store: hosted.name) ?? error
             }
-            cursor = next
-            lag.consume(next)
-            if next >= head, await wakeups.next() == nil { break }
+            if ending != nil { break }
         }
         throw HostingError.unavailable(store: hosted.name, reason: "the store closed; observe again once it is back")
     }

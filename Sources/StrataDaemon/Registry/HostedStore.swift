@@ -30,6 +30,8 @@ public final class HostedStore: Sendable {
     let schemaWatch: SchemaWatch?
     /// The progress of the run that holds the store, for `FinishDeferred --wait` to follow.
     let finishingWatch = FinishingWatch()
+    /// The store's history, read once per commit for all of its `Observe` calls.
+    let observerFeed = ObserverFeed()
     private let shared: Mutex<Shared>
     /// Wakes ``close(timeout:)`` when the last call or deferred run ends.
     private let idle = IdleSignal()

@@ -9,6 +9,9 @@ public struct VarlinkReply: Sendable, Hashable {
     public var continues: Bool
     /// The error's qualified name, nil for a successful reply.
     public var error: String?
+    /// Replies already encoded (``encodedMessages(_:)``): sent as they are, instead of
+    /// `parameters`. Several messages are joined by NUL; the framer adds the last NUL.
+    public var preEncoded: Data?
 
     /// Memberwise initializer.
     public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
@@ -22,8 +25,17 @@ public struct VarlinkReply: Sendable, Hashable {
         self.init(parameters: error.parameters, error: error.name)
     }
 
+    /// Intermediate replies (`continues: true`) that a streaming call encoded once and sends
+    /// to several connections (an observer's fan-out): each message's bytes, joined by NUL.
+    public static func encodedMessages(_ messages: Data) -> VarlinkReply {
+        var reply = VarlinkReply(continues: true)
+        reply.preEncoded = messages
+        return reply
+    }
+
     /// The reply as JSON bytes (without the NUL terminator).
     public func encoded() -> Data {
+        if let preEncoded { return preEncoded }
         var object: [String: JSONValue] = ["parameters": .object(parameters)]
         if continues { object["continues"] = true }
         if let error { object["error"] = .string(error) }

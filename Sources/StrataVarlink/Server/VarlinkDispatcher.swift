@@ -38,15 +38,17 @@ public struct VarlinkDispatcher: Sendable {
     }
 
     /// Handles one call and returns its final reply (nil for `oneway`). Intermediate replies go
-    /// through `send`.
+    /// through `send`; pre-encoded ones through `sendEagerly` when given (see
+    /// ``VarlinkReplySender/init(more:send:sendEagerly:)``).
     public func dispatch(_ call: VarlinkCall, context: VarlinkCallContext,
+                         sendEagerly: (@Sendable (VarlinkReply) async throws -> Void)? = nil,
                          send: @escaping @Sendable (VarlinkReply) async throws -> Void) async -> VarlinkReply? {
         let started = ContinuousClock.now
         let reply: VarlinkReply
         do {
             guard let interface = interfaces[call.interface] else { throw VarlinkError.interfaceNotFound(call.interface) }
             guard interface.methods.contains(call.member) else { throw VarlinkError.methodNotFound(call.method) }
-            let sender = VarlinkReplySender(more: call.more && !call.oneway, send: send)
+            let sender = VarlinkReplySender(more: call.more && !call.oneway, send: send, sendEagerly: sendEagerly)
             reply = VarlinkReply(parameters: try await interface.handle(call, context: context, replies: sender))
         } catch let error as any VarlinkErrorConvertible {
             reply = VarlinkReply(error.varlinkError)

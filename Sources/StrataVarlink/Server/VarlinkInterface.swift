@@ -5,19 +5,31 @@ import Logging
 /// with `continues: true` before the last; other calls send exactly one.
 public struct VarlinkReplySender: Sendable {
     let send: @Sendable (VarlinkReply) async throws -> Void
+    let sendEagerly: (@Sendable (VarlinkReply) async throws -> Void)?
     /// Whether the client asked for several replies.
     public let more: Bool
 
-    /// Memberwise initializer.
-    public init(more: Bool, send: @escaping @Sendable (VarlinkReply) async throws -> Void) {
+    /// Memberwise initializer. `sendEagerly`, when given, queues a reply on the connection
+    /// without waiting for it to reach the socket while the connection takes writes (and waits
+    /// like `send` once it does not): for replies that go to many connections at once.
+    public init(more: Bool, send: @escaping @Sendable (VarlinkReply) async throws -> Void,
+                sendEagerly: (@Sendable (VarlinkReply) async throws -> Void)? = nil) {
         self.more = more
         self.send = send
+        self.sendEagerly = sendEagerly
     }
 
     /// An intermediate reply (dropped when the client did not ask for `more`).
     public func progress(_ parameters: [String: JSONValue]) async throws {
         guard more else { return }
         try await send(VarlinkReply(parameters: parameters, continues: true))
+    }
+
+    /// Intermediate replies encoded beforehand (``VarlinkReplies/message(_:)``), joined by NUL,
+    /// written at once (dropped when the client did not ask for `more`).
+    public func progress(encoded messages: Data) async throws {
+        guard more, !messages.isEmpty else { return }
+        try await (sendEagerly ?? send)(.encodedMessages(messages))
     }
 }
 

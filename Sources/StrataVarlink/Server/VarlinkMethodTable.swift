@@ -80,4 +80,16 @@ public struct VarlinkReplies<Reply: Encodable & Sendable>: Sendable {
     public func progress(_ reply: Reply) async throws {
         try await sender.progress(try JSONValueEncoder().encodeObject(reply))
     }
+
+    /// Several intermediate replies encoded beforehand with ``message(_:)``, joined by NUL
+    /// (the framer adds the last): one write for all, and one encoding of a reply that goes
+    /// to many connections.
+    public func progress(encoded messages: Data) async throws {
+        try await sender.progress(encoded: messages)
+    }
+
+    /// The bytes of `reply` as an intermediate reply (`continues: true`), without the NUL.
+    public static func message(_ reply: Reply) throws -> Data {
+        VarlinkReply(parameters: try JSONValueEncoder().encodeObject(reply), continues: true).encoded()
+    }
 }

@@ -330,6 +330,20 @@ public final class VarlinkServer: Sendable {
                 let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
                     try await channel.writeAndFlush(ByteBuffer(bytes: reply.encoded())).get()
                 }
+                // A streamed reply to many connections (an observer's): queued without a wait
+                // for the socket while the channel is writable (below its high-water mark), so
+                // the caller does not wait for the event loop's round trip; awaited otherwise,
+                // so a client that does not read holds back its sender. The call's final reply
+                // still goes through `send`, after these (the event loop keeps their order).
+                let sendEagerly: @Sendable (VarlinkReply) async throws -> Void = { reply in
+                    guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                    let buffer = ByteBuffer(bytes: reply.encoded())
+                    if channel.isWritable {
+                        channel.writeAndFlush(buffer, promise: nil)
+                    } else {
+                        try await channel.writeAndFlush(buffer).get()
+                    }
+                }
                 do {
                     for try await frame in inbound {
                         guard connection.activity.begin() else {
@@ -339,7 +353,7 @@ public final class VarlinkServer: Sendable {
                         let reply: VarlinkReply?
                         do {
                             let call = try VarlinkCall.parse(Data(frame.readableBytesView), maxDepth: maxDepth)
-                            reply = await configuration.dispatcher.dispatch(call, context: context, send: send)
+                            reply = await configuration.dispatcher.dispatch(call, context: context, sendEagerly: sendEagerly, send: send)
                         } catch let error as VarlinkError {
                             logger.notice("malformed message", metadata: ["strata.peer": "\(peer)", "strata.reason": "\(error.reason)"])
                             reply = VarlinkReply(error)
