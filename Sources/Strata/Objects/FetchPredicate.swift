@@ -38,7 +38,8 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// A format longer than ``PredicateLimits/maxFormatLength`` or nested deeper than
     /// ``PredicateLimits/maxNestingDepth`` is refused (code ``FetchPredicateError/Code/limitExceeded``).
     public init(format: String, arguments: [any PredicateArgument]) throws(FetchPredicateError) {
-        try self.init(format: format, arguments: arguments, limits: .standard)
+        // Parsed once per shape of format and arguments (``PredicateParseCache``).
+        self.expression = try PredicateParseCache.parse(format, arguments: arguments.map(\.predicateOperand))
     }
 
     /// Parses `format` under other limits (benchmarks and tests).

@@ -17,11 +17,20 @@ extension ManagedObject {
             result["_entity"] = entity.name
             result["_pk"] = objectID.primaryKey
         }
-        for (slot, column) in layout.slots.enumerated() {
+        // Composite leaves are gathered per composite, then added once (not one dictionary
+        // copy per leaf); keypaths are split once per entity (``EntityInfo/keyPathParts``).
+        var composites: [String: [String: Any]] = [:]
+        let paths = info.keyPathParts
+        for slot in layout.slots.indices {
             let json = Self.json(values[slot], style: style)
-            let parts = column.keyPath.split(separator: ".").map(String.init)
-            Self.insert(json, at: parts[...], into: &result)
+            let path = paths[slot]
+            switch path.count {
+            case 1: result[path[0]] = json
+            case 2: composites[path[0], default: [:]][path[1]] = json
+            default: Self.insert(json, at: path.dropFirst(), into: &composites[path[0], default: [:]])
+            }
         }
+        for (name, members) in composites { result[name] = members }
         if style == .display {
             for (name, target) in toOne {
                 switch target {

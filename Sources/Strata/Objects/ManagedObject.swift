@@ -25,7 +25,20 @@ public final class ManagedObject {
     public var entity: Entity { info.entity }
     var layout: EntityLayout { info.layout }
     /// The context the object belongs to; nil once the object was deleted and saved or the context reset.
-    public internal(set) weak var context: ObjectContext?
+    public internal(set) var context: ObjectContext? {
+        get {
+            guard let context = owner, context.generation == ownerGeneration else { return nil }
+            return context
+        }
+        set {
+            owner = newValue
+            ownerGeneration = newValue?.generation ?? 0
+        }
+    }
+    /// The context, and its generation when the object joined it: ``ObjectContext/reset()``
+    /// starts a new generation, which lets go of every object at once.
+    private weak var owner: ObjectContext?
+    private var ownerGeneration = 0
 
     /// Attribute values (composite leaves flattened), in the entity layout's slot order.
     var values: [Value]
@@ -65,7 +78,8 @@ public final class ManagedObject {
     init(objectID: ObjectID, info: EntityInfo, context: ObjectContext, values: [Value], version: Int64) {
         self.objectID = objectID
         self.info = info
-        self.context = context
+        self.owner = context
+        self.ownerGeneration = context.generation
         self.values = values
         self.committedValues = values
         self.version = version
@@ -81,7 +95,7 @@ public final class ManagedObject {
     /// in memory only and is never saved.
     public func value(forKeyPath keyPath: String) -> Value? {
         if let slot = info.slotIndex[keyPath] { return values[slot] }
-        guard let transient = info.transientAttributes[keyPath] else { return nil }
+        guard !info.transientAttributes.isEmpty, let transient = info.transientAttributes[keyPath] else { return nil }
         return transientValues[keyPath] ?? transient.defaultValue.flatMap { $0.coerced(to: transient.type) } ?? .null
     }
 
@@ -102,7 +116,7 @@ public final class ManagedObject {
     ///
     /// - Throws: ``ObjectContextError`` (`unknownProperty`, `typeMismatch`) naming the entity and keypath.
     public func setValue(_ value: any ValueConvertible, forKeyPath keyPath: String) throws(ObjectContextError) {
-        if let transient = info.transientAttributes[keyPath] {
+        if !info.transientAttributes.isEmpty, let transient = info.transientAttributes[keyPath] {
             let raw = value.strataValue
             guard let coerced = raw.coerced(to: transient.type) else {
                 throw ObjectContextError(.typeMismatch, "\(raw) (\(raw.kindName)) is not a valid \(transient.type.rawValue)", entity: entity.name, property: keyPath, objectID: objectID)
@@ -200,6 +214,8 @@ final class EntityInfo {
     let defaults: [Value]
     /// Transient attributes of the entity and its ancestors, by name (no slot, no column).
     let transientAttributes: [String: Attribute]
+    /// Each slot's keypath split at its dots (`["colorScheme", "primary"]`), for JSON.
+    private(set) lazy var keyPathParts: [[String]] = layout.slots.map { $0.keyPath.split(separator: ".").map(String.init) }
     /// Plans computed on first use by the context that owns this description.
     var insertPlan: InsertPlan?
     var validationPlan: ObjectContext.ValidationPlan?

@@ -13,9 +13,11 @@ extension ObjectContext {
     ///   a request past the ``PredicateLimits`` or SQLite's own limits (code
     ///   ``FetchPredicateError/Code/limitExceeded``); ``ObjectContextError`` for store failures.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        let fragment = try FetchQuery.select(request, layout: storeLayout)
+        let fragment = try queryCache.select(request, layout: storeLayout)
         guard let layout = storeLayout.entity(request.entityName) else { return [] }
-        return try fetchRows(fragment, table: layout.table).filter { !$0.isDeleted }
+        let objects = try fetchRows(fragment, table: layout.table)
+        // Only objects deleted in this context (listed in `deleted`) can be marked deleted.
+        return deleted.isEmpty ? objects : objects.filter { !$0.isDeleted }
     }
 
     /// Fetches objects of `entityName` with an NSPredicate-format filter.

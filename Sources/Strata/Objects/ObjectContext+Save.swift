@@ -24,10 +24,13 @@ extension ObjectContext {
         func forgetPendingKeys() { for object in toInsert { object.pendingKey = nil } }
         do {
             try writeDatabase { db in
+                // Statements are looked up once per entity (and update shape) per save, not
+                // by SQL text per row.
+                var statements = SaveStatements()
                 for object in toDelete {
                     current = object
-                    try db.cachedStatement(sql: "DELETE FROM \(quoteIdentifier(object.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?")
-                        .execute(arguments: [object.objectID.primaryKey, object.version])
+                    let arguments: [DatabaseValue] = [object.objectID.primaryKey.databaseValue, object.version.databaseValue]
+                    try statements.delete(for: object.info, db: db).execute(arguments: StatementArguments(arguments))
                     if db.changesCount == 0 { throw conflict(object, deleting: true) }
                 }
                 // Permanent keys: this transaction is the only writer, so max(_pk)+1… is ours.
@@ -40,14 +43,13 @@ extension ObjectContext {
                     object.pendingKey = nextKey[table]!
                     nextKey[table]! += 1
                 }
-                var statements: [String: Statement] = [:]
                 for object in toInsert {
                     current = object
                     try insertRow(object, statements: &statements, db: db)
                 }
                 for object in changed {
                     current = object
-                    try updateRow(object, db: db)
+                    try updateRow(object, statements: &statements, db: db)
                 }
                 for object in toInsert + changed where !object.changedJoinRelationships.isEmpty {
                     current = object
@@ -111,7 +113,7 @@ extension ObjectContext {
             object.info.validationPlan = plan
         }
         func isNull(_ keyPath: String) -> Bool { (object.value(forKeyPath: keyPath) ?? .null).isNull }
-        for keyPath in plan.requiredAttributes where isNull(keyPath) {
+        for (keyPath, slot) in plan.requiredAttributes where slot.map({ object.values[$0].isNull }) ?? isNull(keyPath) {
             throw ObjectContextError(.missingValue, "a value is required (the attribute is not optional)", entity: object.entity.name, property: keyPath, objectID: object.objectID)
         }
         for (composite, leaves) in plan.requiredCompositeLeaves {
@@ -122,7 +124,7 @@ extension ObjectContext {
                 throw ObjectContextError(.missingValue, "a value is required (element of composite '\(composite)' is not optional)", entity: object.entity.name, property: missing, objectID: object.objectID)
             }
         }
-        for relationship in relationships(of: object.entity.name) where !relationship.isToMany || relationship.minCount > 0 || relationship.maxCount > 0 || !relationship.isOptional {
+        for relationship in plan.checkedRelationships where !relationship.isToMany || relationship.minCount > 0 || relationship.maxCount > 0 || !relationship.isOptional {
             if !relationship.isToMany {
                 if !relationship.isOptional {
                     let hasTarget: Bool
@@ -151,7 +153,10 @@ extension ObjectContext {
     }
 
     struct ValidationPlan {
-        var requiredAttributes: [String] = []
+        /// Keypaths of non-optional attributes and their value slot (nil: no slot, read by keypath).
+        var requiredAttributes: [(String, Int?)] = []
+        /// Relationships with something to check (to-one, or to-many with counts or not optional).
+        var checkedRelationships: [Relationship] = []
         var requiredCompositeLeaves: [(String, [String])] = []
         var compositeLeaves: [String: [String]] = [:]
         var optionalComposites: Set<String> = []
@@ -159,7 +164,11 @@ extension ObjectContext {
 
     func validationPlan(for entityName: String) -> ValidationPlan {
         var plan = ValidationPlan()
-        plan.requiredAttributes = model.storedAttributes(of: entityName).filter { !$0.isOptional }.map(\.name)
+        let slotIndex = storeLayout.entity(entityName)?.slotIndex ?? [:]
+        plan.requiredAttributes = model.storedAttributes(of: entityName).filter { !$0.isOptional }.map { ($0.name, slotIndex[$0.name]) }
+        plan.checkedRelationships = relationships(of: entityName).filter {
+            !$0.isToMany || $0.minCount > 0 || $0.maxCount > 0 || !$0.isOptional
+        }
         for composite in model.allComposites(of: entityName) {
             let leaves = composite.leaves.map { ([composite.name] + $0.path).joined(separator: ".") }
             plan.compositeLeaves[composite.name] = leaves
@@ -180,43 +189,48 @@ extension ObjectContext {
         }
     }
 
-    private func insertRow(_ object: ManagedObject, statements: inout [String: Statement], db: Database) throws {
+    private func insertRow(_ object: ManagedObject, statements: inout SaveStatements, db: Database) throws {
         let plan = insertPlan(for: object)
-        var arguments: [(any DatabaseValueConvertible)?] = [object.pendingKey!]
+        var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(plan.columnCount)
-        if object.layout.hasEntityColumn { arguments.append(object.entity.name) }
+        arguments.append(object.pendingKey!.databaseValue)
+        if object.layout.hasEntityColumn { arguments.append(object.entity.name.databaseValue) }
         for value in object.values { arguments.append(value.databaseValue) }
         for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name])) }
-        for column in plan.orderColumns { arguments.append(object.orderValues[column]) }
-        let statement: Statement
-        if let cached = statements[plan.sql] {
-            statement = cached
-        } else {
-            statement = try db.cachedStatement(sql: plan.sql)
-            statements[plan.sql] = statement
-        }
-        try statement.execute(arguments: StatementArguments(arguments))
+        for column in plan.orderColumns { arguments.append(object.orderValues[column]?.databaseValue ?? .null) }
+        try statements.insert(for: object.info, sql: plan.sql, db: db).execute(arguments: StatementArguments(arguments))
     }
 
-    private func updateRow(_ object: ManagedObject, db: Database) throws {
-        let slots = object.changedSlots.sorted()
-        let keys = object.changedKeys.sorted().filter { key in
+    private func updateRow(_ object: ManagedObject, statements: inout SaveStatements, db: Database) throws {
+        let slots = object.changedSlots.count == 1 ? [object.changedSlots.first!] : object.changedSlots.sorted()
+        let keys = object.changedKeys.isEmpty ? [] : object.changedKeys.sorted().filter { key in
             if case .foreignKey? = object.layout.relationships[key] { return true }
             return key.hasSuffix("_order")
         }
-        var arguments: [(any DatabaseValueConvertible)?] = []
+        var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(slots.count + keys.count + 2)
         for slot in slots { arguments.append(object.values[slot].databaseValue) }
         for key in keys {
             if case .foreignKey? = object.layout.relationships[key] {
                 arguments.append(foreignKeyValue(object.toOne[key]))
             } else {
-                arguments.append(object.orderValues[key])
+                arguments.append(object.orderValues[key]?.databaseValue ?? .null)
             }
         }
-        arguments += [object.objectID.primaryKey, object.version]
-        // The SQL depends only on which columns changed: build it once per shape.
+        arguments.append(object.objectID.primaryKey.databaseValue)
+        arguments.append(object.version.databaseValue)
+        // The SQL depends only on which columns changed: build it once per shape, prepare it
+        // once per save.
         let shape = UpdateShape(slots: slots, keys: keys)
+        let statement = try statements.update(for: object.info, shape: shape, db: db) { updateSQL(object, shape: shape) }
+        try statement.execute(arguments: StatementArguments(arguments))
+        if db.changesCount == 0 { throw conflict(object, deleting: false) }
+    }
+
+    /// The `UPDATE` of `shape`'s columns of `object`'s table (cached per shape on the entity).
+    private func updateSQL(_ object: ManagedObject, shape: UpdateShape) -> String {
+        let slots = shape.slots
+        let keys = shape.keys
         let sql: String
         if let cached = object.info.updateSQL[shape] {
             sql = cached
@@ -233,8 +247,7 @@ extension ObjectContext {
             sql = "UPDATE \(quoteIdentifier(object.layout.table)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ? AND \"_version\" = ?"
             object.info.updateSQL[shape] = sql
         }
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
-        if db.changesCount == 0 { throw conflict(object, deleting: false) }
+        return sql
     }
 
     private func writeJoinRows(_ object: ManagedObject, db: Database) throws {
@@ -312,5 +325,39 @@ extension ObjectContext {
         let plan = InsertPlan(sql: sql, attributeKeyPaths: keyPaths, toOneNames: toOneNames, orderColumns: orderColumns, columnCount: columns.count)
         object.info.insertPlan = plan
         return plan
+    }
+}
+
+/// The statements of one save, prepared once per entity (and update shape) instead of being
+/// looked up by their SQL text for every row.
+struct SaveStatements {
+    private struct UpdateKey: Hashable {
+        var entity: ObjectIdentifier
+        var shape: UpdateShape
+    }
+    private var inserts: [ObjectIdentifier: Statement] = [:]
+    private var deletes: [ObjectIdentifier: Statement] = [:]
+    private var updates: [UpdateKey: Statement] = [:]
+
+    mutating func insert(for info: EntityInfo, sql: String, db: Database) throws -> Statement {
+        if let cached = inserts[ObjectIdentifier(info)] { return cached }
+        let statement = try db.cachedStatement(sql: sql)
+        inserts[ObjectIdentifier(info)] = statement
+        return statement
+    }
+
+    mutating func delete(for info: EntityInfo, db: Database) throws -> Statement {
+        if let cached = deletes[ObjectIdentifier(info)] { return cached }
+        let statement = try db.cachedStatement(sql: "DELETE FROM \(quoteIdentifier(info.layout.table)) WHERE \"_pk\" = ? AND \"_version\" = ?")
+        deletes[ObjectIdentifier(info)] = statement
+        return statement
+    }
+
+    mutating func update(for info: EntityInfo, shape: UpdateShape, db: Database, sql: () -> String) throws -> Statement {
+        let key = UpdateKey(entity: ObjectIdentifier(info), shape: shape)
+        if let cached = updates[key] { return cached }
+        let statement = try db.cachedStatement(sql: sql())
+        updates[key] = statement
+        return statement
     }
 }

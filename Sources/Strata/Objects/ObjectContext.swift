@@ -33,6 +33,8 @@ public final class ObjectContext {
     /// How ``model`` maps to tables and columns.
     let storeLayout: StorageLayout
     let storePath: String
+    /// Compiled fetches by shape: the store's, or this context's own when bound to a connection.
+    let queryCache: FetchQueryCache
     /// When set, reads and writes run on this connection, inside its caller's transaction
     /// (a migration stage); ``detach()`` ends that.
     private var connection: Database?
@@ -47,6 +49,8 @@ public final class ObjectContext {
     /// Objects deleted since the last save, in deletion order.
     var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
+    /// Objects of an older generation are detached (``reset()``).
+    private(set) var generation = 1
     /// The name recorded as the author of this context's saves in the store's change history
     /// (Core Data's `transactionAuthor`): `"importer"`, `"sync"`. Nil records none.
     public var transactionAuthor: String?
@@ -82,6 +86,7 @@ public final class ObjectContext {
         self.model = store.model
         self.storeLayout = store.layout
         self.storePath = store.url.path
+        self.queryCache = store.queryCache
         self.isConnectionBound = false
     }
 
@@ -93,6 +98,7 @@ public final class ObjectContext {
         self.model = model
         self.storeLayout = StorageLayout(model: model)
         self.storePath = path
+        self.queryCache = FetchQueryCache()
         self.connection = connection
         self.isConnectionBound = true
     }
@@ -177,6 +183,11 @@ public final class ObjectContext {
             throw ObjectContextError(.wrongContext, "the object belongs to another context", entity: object.entity.name, objectID: object.objectID)
         }
         if object.isDeleted { return }
+        // Without relationships there is nothing to cascade, deny or nullify.
+        if relationships(of: object.entity.name).isEmpty {
+            markDeleted(object)
+            return
+        }
         // Collect the cascade closure and check deny rules before changing anything.
         var toDelete: [ManagedObject] = []
         var seen: Set<ObjectIdentifier> = []
@@ -207,15 +218,20 @@ public final class ObjectContext {
                     }
                 }
             }
-            o.isDeleted = true
-            if o.isInserted {
-                inserted.removeAll { $0 === o }
-                o.context = nil
-            } else {
-                deleted.append(o)
-            }
-            updated[ObjectIdentifier(o)] = nil
+            markDeleted(o)
         }
+    }
+
+    /// Marks `object` deleted: an inserted one is dropped, a saved one goes at the next save.
+    private func markDeleted(_ object: ManagedObject) {
+        object.isDeleted = true
+        if object.isInserted {
+            inserted.removeAll { $0 === object }
+            object.context = nil
+        } else {
+            deleted.append(object)
+        }
+        if !updated.isEmpty { updated[ObjectIdentifier(object)] = nil }
     }
 
     // MARK: - Finding objects
@@ -270,106 +286,11 @@ public final class ObjectContext {
 
     /// Forgets every object (saved or not). Objects fetched before must not be used afterwards.
     public func reset() {
-        for object in registered.values { object.context = nil }
-        for object in inserted { object.context = nil }
+        // A new generation detaches every object of the old one (``ManagedObject/context``).
+        generation += 1
         registered.removeAll(keepingCapacity: true)
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
-    }
-
-    // MARK: - Rows to objects
-
-    /// The columns of an entity table in the current model, as a select list. The object layer
-    /// never reads `*`: a store with deferred cleanup still has leftover columns.
-    func selectList(table: String, alias: String?) -> String {
-        let prefix = alias.map { "\($0)." } ?? ""
-        return (storeLayout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
-    }
-
-    /// Runs a `SELECT` of whole rows of one entity table and returns registered objects.
-    func fetchRows(_ fragment: SQLFragment, table: String) throws -> [ManagedObject] {
-        let rootEntity = storeLayout.tables[table]?.rootEntity ?? table
-        do {
-            return try readDatabase { db in
-                let statement = try db.cachedStatement(sql: fragment.sql)
-                try statement.setArguments(fragment.statementArguments)
-                let plan = RowPlan(columnNames: statement.columnNames)
-                var result: [ManagedObject] = []
-                var decoders: [String: RowDecoder] = [:]
-                let rows = try Row.fetchCursor(statement)
-                while let row = try rows.next() {
-                    result.append(object(for: row, plan: plan, rootEntity: rootEntity, statement: statement, decoders: &decoders))
-                }
-                return result
-            }
-        } catch let error as DatabaseError {
-            if let limit = FetchPredicateError.sqliteLimit(error.message, entity: rootEntity) { throw limit }
-            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
-        }
-    }
-
-    /// Column positions of one result set.
-    struct RowPlan {
-        let index: [String: Int]
-        let primaryKey: Int
-        let entity: Int?
-        let version: Int?
-        init(columnNames: [String]) {
-            var index: [String: Int] = [:]
-            for (i, name) in columnNames.enumerated() where index[name] == nil { index[name] = i }
-            self.index = index
-            primaryKey = index[StorageLayout.primaryKeyColumn] ?? 0
-            entity = index[StorageLayout.entityColumn]
-            version = index[StorageLayout.versionColumn]
-        }
-    }
-
-    /// How to turn rows of one entity in one result set into objects, computed once per fetch.
-    struct RowDecoder {
-        let info: EntityInfo
-        /// The result column of each slot (-1: not selected).
-        let positions: [Int]
-        /// To-one relationships stored on the row: name and result column.
-        let foreignKeys: [(name: String, position: Int)]
-    }
-
-    private func object(for row: Row, plan: RowPlan, rootEntity: String, statement: Statement, decoders: inout [String: RowDecoder]) -> ManagedObject {
-        let pk: Int64 = row[plan.primaryKey]
-        var tableEntity = rootEntity
-        if let i = plan.entity, let name = row[i] as String?, storeLayout.entity(name) != nil {
-            tableEntity = name
-        }
-        let id = ObjectID(entityName: tableEntity, primaryKey: pk)
-        if let existing = registered[id] { return existing }
-        let decoder: RowDecoder
-        if let cached = decoders[tableEntity] {
-            decoder = cached
-        } else {
-            let info = info(for: tableEntity)!
-            var foreignKeys: [(name: String, position: Int)] = []
-            for (name, storage) in info.layout.relationships.sorted(by: { $0.key < $1.key }) {
-                if case .foreignKey(let column, _) = storage, let i = plan.index[column] { foreignKeys.append((name, i)) }
-            }
-            decoder = RowDecoder(info: info, positions: info.layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
-            decoders[tableEntity] = decoder
-        }
-        var values: [Value] = []
-        values.reserveCapacity(decoder.positions.count)
-        let sqliteStatement = statement.sqliteStatement
-        let types = decoder.info.slotTypes
-        for (slot, position) in decoder.positions.enumerated() {
-            guard position >= 0 else { values.append(.null); continue }
-            values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
-        }
-        let version: Int64 = plan.version.flatMap { row[$0] } ?? 1
-        let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)
-        for (name, position) in decoder.foreignKeys {
-            let key: Int64? = row[position]
-            object.toOne[name] = .stored(key)
-            object.committedToOne[name] = key
-        }
-        registered[id] = object
-        return object
     }
 }

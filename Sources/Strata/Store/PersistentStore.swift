@@ -41,6 +41,8 @@ public final class PersistentStore: Sendable {
     let checkpointQueue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
     /// The change history's in-memory side: the writer's baseline and the observers (History/).
     let historyState = HistoryState()
+    /// Compiled fetches by shape, shared by the store's contexts (``FetchQueryCache``).
+    let queryCache = FetchQueryCache()
 
     var path: String { url.path }
     var logger: Logger {

@@ -40,7 +40,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Decodes one JSON document.
     public static func decode(_ data: Data) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: data)
+        try JSONValueParser.parse(data)
     }
 
     /// The byte offset where JSON text first nests arrays and objects deeper than `limit`,
@@ -72,9 +72,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Compact JSON with sorted keys.
     public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
+        JSONValueWriter.write(self).map { Data($0) } ?? Data("null".utf8)
     }
 
     /// Pretty JSON with sorted keys, for people.
@@ -86,18 +84,61 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// The value as Foundation objects (`JSONSerialization` style), as the library's
     /// `setValues(fromJSON:)` expects.
+    /// Numbers are `NSNumber`s, as `JSONSerialization` gives them.
     public var foundationObject: Any {
-        (try? JSONSerialization.jsonObject(with: encoded(), options: [.fragmentsAllowed])) ?? NSNull()
+        switch self {
+        case .null: NSNull()
+        case .bool(let b): NSNumber(value: b)
+        case .int(let i): NSNumber(value: i)
+        case .double(let d): NSNumber(value: d)
+        case .string(let s): s
+        case .array(let elements): elements.map(\.foundationObject)
+        case .object(let members): members.mapValues(\.foundationObject)
+        }
     }
 
-    /// A Foundation JSON object (`jsonObject(style:)` output) as a JSON value.
+    /// A Foundation JSON object (`jsonObject(style:)` output) as a JSON value, converted
+    /// directly (no text in between). As a round trip through JSON text did, a `Double` with
+    /// an integer value that fits in `Int64` becomes `.int`; what is not JSON becomes `.null`.
     public init(foundation object: Any) {
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.fragmentsAllowed]),
-           let value = try? JSONValue.decode(data) {
-            self = value
-        } else {
-            self = .null
+        self = Self.converting(object) ?? .null
+    }
+
+    private static func converting(_ object: Any) -> JSONValue? {
+        switch object {
+        case is NSNull: return .null
+        case let string as String: return .string(string)
+        case let members as [String: Any]:
+            var result: [String: JSONValue] = [:]
+            result.reserveCapacity(members.count)
+            for (key, member) in members {
+                guard let value = converting(member) else { return nil }
+                result[key] = value
+            }
+            return .object(result)
+        case let elements as [Any]:
+            var result: [JSONValue] = []
+            result.reserveCapacity(elements.count)
+            for element in elements {
+                guard let value = converting(element) else { return nil }
+                result.append(value)
+            }
+            return .array(result)
+        default: break
         }
+        let type = Swift.type(of: object)
+        if type == Bool.self { return .bool(object as! Bool) }
+        if type == Int64.self { return .int(object as! Int64) }
+        if type == Int.self { return .int(Int64(object as! Int)) }
+        if type == Double.self {
+            let d = object as! Double
+            guard d.isFinite else { return nil }
+            if d.rounded() == d, d >= -9.223372036854775808e18, d < 9.223372036854775808e18 { return .int(Int64(d)) }
+            return .double(d)
+        }
+        // Anything else (NSNumber, Int32, …): through JSON text, as before.
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.fragmentsAllowed]) else { return nil }
+        return try? JSONValue.decode(data)
     }
 
     /// A description in words.

@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension ObjectContext {
+    /// The columns of an entity table in the current model, as a select list. The object layer
+    /// never reads `*`: a store with deferred cleanup still has leftover columns.
+    func selectList(table: String, alias: String?) -> String {
+        let prefix = alias.map { "\($0)." } ?? ""
+        return (storeLayout.tables[table]?.columns ?? []).map { prefix + quoteIdentifier($0.name) }.joined(separator: ", ")
+    }
+
+    /// Runs a `SELECT` of whole rows of one entity table and returns registered objects.
+    func fetchRows(_ fragment: SQLFragment, table: String) throws -> [ManagedObject] {
+        let rootEntity = storeLayout.tables[table]?.rootEntity ?? table
+        do {
+            return try readDatabase { db in
+                let statement = try db.cachedStatement(sql: fragment.sql)
+                try statement.setArguments(fragment.statementArguments)
+                let plan = RowPlan(columnNames: statement.columnNames)
+                var result: [ManagedObject] = []
+                var decoders = RowDecoders()
+                let rows = try Row.fetchCursor(statement)
+                if plan.entity == nil, let decoder = rowDecoder(for: rootEntity, plan: plan) {
+                    // One entity per row (no `_entity` column): one decoder, read in place.
+                    while try rows.next() != nil {
+                        result.append(object(in: statement, plan: plan, entity: rootEntity, decoder: decoder))
+                    }
+                    return result
+                }
+                while let row = try rows.next() {
+                    result.append(object(for: row, plan: plan, rootEntity: rootEntity, statement: statement, decoders: &decoders))
+                }
+                return result
+            }
+        } catch let error as DatabaseError {
+            if let limit = FetchPredicateError.sqliteLimit(error.message, entity: rootEntity) { throw limit }
+            throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
+        }
+    }
+
+    /// Column positions of one result set.
+    struct RowPlan {
+        let index: [String: Int]
+        let primaryKey: Int
+        let entity: Int?
+        let version: Int?
+        init(columnNames: [String]) {
+            var index: [String: Int] = [:]
+            for (i, name) in columnNames.enumerated() where index[name] == nil { index[name] = i }
+            self.index = index
+            primaryKey = index[StorageLayout.primaryKeyColumn] ?? 0
+            entity = index[StorageLayout.entityColumn]
+            version = index[StorageLayout.versionColumn]
+        }
+    }
+
+    /// How to turn rows of one entity in one result set into objects, computed once per fetch.
+    struct RowDecoder {
+        let info: EntityInfo
+        /// The result column of each slot (-1: not selected).
+        let positions: [Int]
+        /// To-one relationships stored on the row: name and result column.
+        let foreignKeys: [(name: String, position: Int)]
+    }
+
+    /// How rows of `entityName` in a result set of `plan` become objects (nil: no such entity).
+    func rowDecoder(for entityName: String, plan: RowPlan) -> RowDecoder? {
+        guard let info = info(for: entityName) else { return nil }
+        var foreignKeys: [(name: String, position: Int)] = []
+        for (name, storage) in info.layout.relationships.sorted(by: { $0.key < $1.key }) {
+            if case .foreignKey(let column, _) = storage, let i = plan.index[column] { foreignKeys.append((name, i)) }
+        }
+        return RowDecoder(info: info, positions: info.layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
+    }
+
+    /// The object of the statement's current row, all of one entity (no `_entity` column):
+    /// the registered one, or a new one read from the row's columns.
+    private func object(in statement: Statement, plan: RowPlan, entity: String, decoder: RowDecoder) -> ManagedObject {
+        let sqliteStatement = statement.sqliteStatement
+        let id = ObjectID(entityName: entity, primaryKey: sqlite3_column_int64(sqliteStatement, CInt(plan.primaryKey)))
+        if let existing = registered[id] { return existing }
+        let types = decoder.info.slotTypes
+        let positions = decoder.positions
+        var values: [Value] = []
+        values.reserveCapacity(positions.count)
+        for slot in positions.indices {
+            let position = positions[slot]
+            values.append(position < 0 ? .null
+                : Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
+        }
+        var version: Int64 = 1
+        if let column = plan.version, sqlite3_column_type(sqliteStatement, CInt(column)) != SQLITE_NULL {
+            version = sqlite3_column_int64(sqliteStatement, CInt(column))
+        }
+        let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)
+        for (name, position) in decoder.foreignKeys {
+            let key: Int64? = sqlite3_column_type(sqliteStatement, CInt(position)) == SQLITE_NULL
+                ? nil : sqlite3_column_int64(sqliteStatement, CInt(position))
+            object.toOne[name] = .stored(key)
+            object.committedToOne[name] = key
+        }
+        registered[id] = object
+        return object
+    }
+
+    /// The decoders of one result set by entity; the last one used is kept at hand, as the
+    /// rows of a result set are mostly of one entity.
+    struct RowDecoders {
+        var last: (entity: String, decoder: RowDecoder)?
+        var byEntity: [String: RowDecoder] = [:]
+
+        mutating func decoder(for entity: String) -> RowDecoder? {
+            if let last, last.entity == entity { return last.decoder }
+            guard let found = byEntity[entity] else { return nil }
+            last = (entity, found)
+            return found
+        }
+
+        mutating func add(_ decoder: RowDecoder, for entity: String) {
+            byEntity[entity] = decoder
+            last = (entity, decoder)
+        }
+    }
+
+    private func object(for row: Row, plan: RowPlan, rootEntity: String, statement: Statement, decoders: inout RowDecoders) -> ManagedObject {
+        let pk: Int64 = row[plan.primaryKey]
+        var tableEntity = rootEntity
+        if let i = plan.entity, let name = row[i] as String?, storeLayout.entity(name) != nil {
+            tableEntity = name
+        }
+        let id = ObjectID(entityName: tableEntity, primaryKey: pk)
+        if let existing = registered[id] { return existing }
+        let decoder: RowDecoder
+        if let cached = decoders.decoder(for: tableEntity) {
+            decoder = cached
+        } else {
+            decoder = rowDecoder(for: tableEntity, plan: plan)!
+            decoders.add(decoder, for: tableEntity)
+        }
+        var values: [Value] = []
+        values.reserveCapacity(decoder.positions.count)
+        let sqliteStatement = statement.sqliteStatement
+        let types = decoder.info.slotTypes
+        for (slot, position) in decoder.positions.enumerated() {
+            guard position >= 0 else { values.append(.null); continue }
+            values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
+        }
+        let version: Int64 = plan.version.flatMap { row[$0] } ?? 1
+        let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)
+        for (name, position) in decoder.foreignKeys {
+            let key: Int64? = row[position]
+            object.toOne[name] = .stored(key)
+            object.committedToOne[name] = key
+        }
+        registered[id] = object
+        return object
+    }
+}
