@@ -55,7 +55,7 @@ struct CoreDataDiscardTests {
         var options = CoreDataStoreImporter.Options(toVersion: "Cars 3")
         options.allowsDiscards = false
         let error = try CoreDataImportBadInputTests.refused(fixture, .migrationFailed, options: options, bundle: bundle)
-        #expect(error?.description.contains("hop 'Cars 2' -> 'Cars 3' would discard 3 non-null values of attribute LuxuryCar.price, and discarding is not allowed (--no-discard)") == true,
+        #expect(error?.description.contains("hop 'Cars 2' -> 'Cars 3' would discard 3 non-null values of attribute LuxuryCar.price, and discarding is not allowed (--no-discard, or allow_discards: false in stratad.yaml)") == true,
                 "\(String(describing: error))")
     }
 
@@ -94,7 +94,7 @@ struct CoreDataDiscardTests {
         try CoreDataStoreImporter(bundle: bundle).importStore(at: fixture.store, to: fixture.out)
         let refused = try StratactlProcess.run(["migrate", fixture.out.path, "--model", bundle.path, "--to", "Cars 3", "--no-discard", "--quiet"])
         #expect(refused.status == 3)
-        #expect(refused.stderr.contains("would discard 3 non-null values of attribute LuxuryCar.price, and discarding is not allowed (--no-discard)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("would discard 3 non-null values of attribute LuxuryCar.price, and discarding is not allowed (--no-discard, or allow_discards: false in stratad.yaml)"), "\(refused.stderr)")
         #expect(try PersistentStore.metadata(at: fixture.out).modelVersion == "Cars 2")
 
         let run = try StratactlProcess.run(["migrate", fixture.out.path, "--model", bundle.path, "--to", "Cars 3", "--quiet"])

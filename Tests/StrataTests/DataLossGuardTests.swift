@@ -51,6 +51,25 @@ struct DataLossGuardTests {
         #expect(try store.rawQueue().read { try $0.tableExists("Post") } == false)
     }
 
+    @Test("With discards not allowed, a migration at open that would discard values or rows is refused with its counts; one that discards nothing runs")
+    func discardsRefusedAtOpen() throws {
+        let store = try seededStore(rows: 12)
+        let onlyPost = ObjectModel(version: "Post 2", entities: [Entity("Post", attributes: [Attribute("title", .string)])])
+        var migration = MigrationOptions.deferred
+        migration.allowsDiscards = false
+        // 'Comment' has no rows: removing it discards nothing; 'Post.title' holds 12 values.
+        let untitled = ObjectModel(version: "Post 3", entities: [Entity("Post", attributes: [Attribute("summary", .string)])])
+        let error = try #require(throws: StoreError.self) { try store.open(untitled, options: StoreOptions(migration: migration)) }
+        #expect(error.code == .migrationRefused)
+        #expect(error.description.contains("would discard 12 non-null values of attribute Post.title"), "\(error)")
+        #expect(error.description.contains("nothing was changed"))
+        #expect(try PersistentStore.metadata(at: store.url).modelVersion == "Post 1")
+        #expect(try store.rawQueue().read { try Int.fetchOne($0, sql: "SELECT COUNT(title) FROM Post") } == 12)
+        try store.open(onlyPost, options: StoreOptions(migration: migration)).close()
+        #expect(try PersistentStore.metadata(at: store.url).modelVersion == "Post 2")
+        #expect(try postCount(store) == 12)
+    }
+
     @Test("Keeping one entity (or renaming them) is not dropping every entity")
     func partialRemovalIsAllowed() throws {
         let store = try seededStore()

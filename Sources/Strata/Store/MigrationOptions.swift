@@ -37,6 +37,14 @@ public struct MigrationOptions: Sendable, Hashable {
     /// opened with the wrong model.
     public var allowsDroppingAllEntities: Bool
 
+    /// Allow a migration at open that discards stored data: non-null values of removed or
+    /// retyped attributes, rows of removed entities, links of removed relationships. On by
+    /// default, as in Core Data. Off (`allow_discards: false` for a store in stratad.yaml), the
+    /// discards are counted before any write (one `count` query per discarded column or table,
+    /// a full scan each) and a migration that would discard anything is refused
+    /// (``StoreError/Code/migrationRefused``), naming what and how much, with nothing changed.
+    public var allowsDiscards = true
+
     /// Migration options; by default the store migrates automatically with an inferred lightweight plan and the cleanup runs before the open returns (``deferred`` defers it).
     public init(migrateAutomatically: Bool = true, inferAutomatically: Bool = true, deferCleanup: Bool = false,
                 knownVersions: [ObjectModel] = [], allowsDroppingAllEntities: Bool = false, backup: URL? = nil) {

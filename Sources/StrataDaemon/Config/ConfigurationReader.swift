@@ -78,7 +78,7 @@ struct ConfigurationReader {
 
     private func store(_ node: Node, key: String) throws(ConfigurationError) -> StoreConfiguration {
         let map = try mapping(node, key: key, allowed: ["name", "path", "model", "version", "defer_cleanup", "backup", "busy_timeout",
-                                                        "allow_dropping_all_entities", "stages", "history", "replication", "call_timeout"])
+                                                        "allow_dropping_all_entities", "allow_discards", "stages", "history", "replication", "call_timeout"])
         func required(_ name: String) throws(ConfigurationError) -> String {
             guard let value = map[name] else {
                 throw ConfigurationError(.missingKey, file: file, key: "\(key).\(name)", "missing; every store needs name, path and model", line: line(node))
@@ -98,6 +98,7 @@ struct ConfigurationReader {
         if let value = map["allow_dropping_all_entities"] {
             store.allowsDroppingAllEntities = try bool(value, key: "\(key).allow_dropping_all_entities")
         }
+        if let value = map["allow_discards"] { store.allowsDiscards = try bool(value, key: "\(key).allow_discards") }
         if let value = map["stages"] {
             let text = try scalar(value, key: "\(key).stages")
             guard !text.isEmpty else {

@@ -64,6 +64,10 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// Allow a migration at open that drops every entity of the store (all its data);
     /// `allow_dropping_all_entities`, off by default.
     public var allowsDroppingAllEntities: Bool
+    /// Allow a migration at open that discards stored data (values of removed attributes, rows
+    /// of removed entities); `allow_discards`, on by default. Off, such a migration is refused
+    /// before any write, with what it would discard (``MigrationOptions/allowsDiscards``).
+    public var allowsDiscards = true
     /// A stage file (`MigrationStageFile`, the SQL stages `stratactl migrate --stages` reads)
     /// whose custom stages the migration at open runs where a hop of the version graph needs
     /// one; `stages`, none by default.

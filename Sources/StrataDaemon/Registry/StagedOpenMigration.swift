@@ -39,9 +39,11 @@ struct StagedOpenMigration {
         let started = ContinuousClock.now
         // `backup: true`: before the first hop when a hop destroys data (a custom stage may
         // destroy anything), otherwise online as the first deferred task.
-        let staged = StagedMigrationOptions(deferCleanup: configuration.deferCleanup, busyTimeout: configuration.busyTimeout.seconds,
+        let configured = StagedMigrationOptions(deferCleanup: configuration.deferCleanup, busyTimeout: configuration.busyTimeout.seconds,
                                             logger: logger, allowsDroppingAllEntities: configuration.allowsDroppingAllEntities,
                                             onlineBackupURL: backup)
+        var staged = configured
+        staged.allowsDiscards = configuration.allowsDiscards
         var route: DirectoryMigration.Route?
         do {
             let opened = try DirectoryMigration.open(

@@ -156,6 +156,7 @@ public actor StoreRegistry {
         var migration = configuration.deferCleanup ? MigrationOptions.deferred : MigrationOptions.immediate
         migration.knownVersions = directory.versions
         migration.allowsDroppingAllEntities = configuration.allowsDroppingAllEntities
+        migration.allowsDiscards = configuration.allowsDiscards
         migration.backup = backup
         // A replicated store's checkpoints belong to Litestream (docs/Fleet.md).
         let options = StoreOptions(createIfMissing: true, readOnly: false, busyTimeout: configuration.busyTimeout.seconds,

@@ -37,6 +37,17 @@ enum StoreMigrator {
             let queue = try DatabaseQueue(path: path, configuration: PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: storeOptions.busyTimeout))
             defer { try? queue.close() }
             lap("connect")
+            // A migration that would discard stored data, when discarding is not allowed, is
+            // refused before any write, with what it would discard.
+            if !options.allowsDiscards, !plan.discardingOperations.isEmpty {
+                let discarded = try queue.read { db in try plan.countDiscarded(in: db) }.flatMap(\.discarded).filter { $0.1 > 0 }
+                lap("discards")
+                if !discarded.isEmpty {
+                    throw StoreError(.migrationRefused, path: path,
+                                     "migrating from '\(metadata.modelVersion)' to '\(model.version)' would discard \(discarded.map { $0.0.describe(count: $0.1) }.joined(separator: ", ")), and discarding is not allowed (allow_discards: false); keep the data with a custom stage that moves it (docs/StagedMigration.md), or allow the loss for this store; nothing was changed",
+                                     storeVersion: metadata.modelVersion, storeChecksum: metadata.modelChecksum, modelVersion: model.version, modelChecksum: model.checksum)
+                }
+            }
             // Objects that the destination model would make invalid refuse the hop before any write.
             if !plan.requirements.isEmpty {
                 try queue.read { db in try plan.checkRequirements(in: db) }

@@ -86,7 +86,7 @@ struct StagedMigrationRunner {
     }
 
     func discardFailure(_ discarded: [StagedMigrationReport.DiscardCount], hop: StagedMigrationHop) -> StagedMigrationError {
-        StagedMigrationError(.discardsData, "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)' would discard \(discarded.map { $0.data.describe(count: $0.count) }.joined(separator: ", ")), and discarding is not allowed (--no-discard); keep the data with a custom stage that moves it, or allow the loss",
+        StagedMigrationError(.discardsData, "stage \(hop.stage) ('\(hop.stageLabel)'), hop '\(hop.source.version)' -> '\(hop.destination.version)' would discard \(discarded.map { $0.data.describe(count: $0.count) }.joined(separator: ", ")), and discarding is not allowed (--no-discard, or allow_discards: false in stratad.yaml); keep the data with a custom stage that moves it, or allow the loss",
                              path: path, stage: hop.stage, stageLabel: hop.stageLabel)
     }
 
