@@ -144,6 +144,9 @@ struct DemoTests {
         // rewrite running (the backup, the first task, done).
         // (Slower than the demo, so that the test sees each step on a loaded machine.)
         #expect(try demo.stratactl(["set", "pause_between_batches=500ms"]).status == 0)
+        // Small batches too: the rewrite (a copy and its check, its indexes carried over) must
+        // still be running when `finish-deferred --wait` attaches on a loaded machine.
+        #expect(try demo.stratactl(["set", "batch_budget=1ms"]).status == 0)
         #expect(try demo.stratactl(["set", "idle_after=1s"]).status == 0)
         #expect(try demo.stratactl(["set", "load_window=1s"]).status == 0)
         var sawRunning = false

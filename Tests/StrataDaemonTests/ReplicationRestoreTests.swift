@@ -73,8 +73,8 @@ struct ReplicationRestoreTests {
         defer { log.stop.store(true, ordering: .relaxed) }
 
         var taken: [Restore] = []
-        let takenLock = Mutex<[Restore]>([])
-        func restore(_ point: String) {
+        let takenBox = TakenRestores()
+        @Sendable func restore(_ point: String) {
             let output = "\(restores)/\(point).sqlite"
             let started = ContinuousClock.now
             let expected = log.names(of: "load", before: started - Self.interval)
@@ -84,7 +84,7 @@ struct ReplicationRestoreTests {
             } catch {
                 Issue.record("restore at \(point): \(error)")
             }
-            takenLock.withLock { $0.append(Restore(point: point, path: output, expected: expected)) }
+            takenBox.list.withLock { $0.append(Restore(point: point, path: output, expected: expected)) }
         }
 
         try await Task.sleep(for: .seconds(5))
@@ -95,6 +95,7 @@ struct ReplicationRestoreTests {
         let points = Mutex<Set<String>>([])
         let summaries = Mutex<Set<String>>([])
         let admin = sandbox.adminSocket
+        let pointRestores = DispatchGroup()
         let final = try await VarlinkClient.withConnection(to: admin) { client in
             try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true)) { reply in
                 guard let step = reply.progress else { return }
@@ -104,17 +105,21 @@ struct ReplicationRestoreTests {
                     else if step.summary.hasPrefix("drop table") { "disposal" }
                     else { nil }
                 guard let point, points.withLock({ $0.insert(point).inserted }) else { return }
-                restore(point)
+                // Taken beside the stream, not inside it: a restore takes seconds, and the
+                // replies that name the next points must not wait for it.
+                pointRestores.enter()
+                DispatchQueue.global().async { restore(point); pointRestores.leave() }
             }
         }
         #expect(final.state == .finished, "\(final)\n\(daemon.log)")
+        await offThread { pointRestores.wait() }
         try await Task.sleep(for: .seconds(5))
         restore("after")
         log.stop.store(true, ordering: .relaxed)
         for client in clients { try await client.value }
         await daemon.stop()
         litestream.kill()
-        taken = takenLock.withLock { $0 }
+        taken = takenBox.list.withLock { $0 }
         #expect(taken.map(\.point).sorted() == ["after", "before", "disposal", "index", "rewrite"], "\(taken.map(\.point)); tasks seen: \(summaries.withLock { $0 })")
 
         let fresh = try Self.freshSchema(models: models, in: sandbox.path("fresh.sqlite"))
@@ -195,4 +200,9 @@ enum RestoreModel {
             for i in 1...rows { try statement.execute(arguments: [i, "tag \(i)", i % 5000]) }
         }
     }
+}
+
+/// The restores taken so far, from the stream's points and the test's own.
+final class TakenRestores: Sendable {
+    let list = Mutex<[ReplicationRestoreTests.Restore]>([])
 }
