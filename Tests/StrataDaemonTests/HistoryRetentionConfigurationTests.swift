@@ -36,7 +36,8 @@ struct HistoryRetentionConfigurationTests {
         expectRefused(text, key: key, reason: reason, parse)
     }
 
-    static let model = ObjectModel(version: "Retention 1", entities: [Entity("Item", attributes: [Attribute("n", .int64)])])
+    static let model = ObjectModel(version: "Retention 1", entities: [Entity("Item", attributes: [Attribute("n", .int64)]),
+                                                                      Entity("Tag", attributes: [Attribute("n", .int64)])])
 
     @Test func theSchedulerPurgesOneBoundedBatchPerTick() async throws {
         let directory = NSTemporaryDirectory() + "strata-retention-\(UUID().uuidString.prefix(8))"
@@ -46,7 +47,9 @@ struct HistoryRetentionConfigurationTests {
         defer { try? store.close() }
         for t in 0..<5 {
             let context = ObjectContext(store: store)
-            for i in 0..<500 { try context.insert("Item")["n"] = .int(Int64(t * 500 + i)) }
+            // Items and tags in turn: no two neighbours alike, so each change is a history record
+            // of its own (like neighbours would share one).
+            for i in 0..<500 { try context.insert(i % 2 == 0 ? "Item" : "Tag")["n"] = .int(Int64(t * 500 + i)) }
             try context.save()
         }
         var configuration = StoreConfiguration(name: "r", path: path, modelDirectory: directory)
@@ -54,7 +57,7 @@ struct HistoryRetentionConfigurationTests {
         let hosted = HostedStore(configuration: configuration, store: store, modelVersion: "Retention 1", state: .ready)
         var batches: [HistoryPurgeBatch] = []
         while let batch = await HistoryPurger.purgeOneBatch(hosted) { batches.append(batch) }
-        // 2,000 changes of the 4 oldest transactions, at most 1,000 per batch.
+        // 2,000 change records of the 4 oldest transactions, at most 1,000 per batch.
         #expect(batches.map(\.changes) == [1_000, 1_000, 0] && batches.map(\.transactions) == [0, 0, 4])
         #expect(try store.oldestHistoryToken() == 5 && store.historyPurgedThrough() == 4)
         // Retention by age: nothing is a day old yet.

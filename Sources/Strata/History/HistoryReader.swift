@@ -36,12 +36,13 @@ enum HistoryReader {
 
     /// The changes of the transactions in `(after, through]`, names resolved, by token.
     static func changesByToken(after: Int64, through: Int64, entityIDs: Set<Int64>?, in db: Database) throws -> [Int64: [HistoryChange]] {
+        let more = try HistorySchema.hasRuns(in: db) ? "more_objects" : "NULL"
         let rows = try Row.fetchAll(db, sql: """
-            SELECT token, entity, object, kind, properties, tombstone FROM \(HistorySchema.changesTable)
+            SELECT token, entity, object, kind, properties, tombstone, \(more) AS more_objects FROM \(HistorySchema.changesTable)
             WHERE token > ? AND token <= ? ORDER BY token, seq
             """, arguments: [after, through])
         var ids: Set<Int64> = []
-        var decoded: [(token: Int64, entity: Int64, object: Int64, kind: Int, properties: [Int64], tombstone: [Int64: Value])] = []
+        var decoded: [(token: Int64, entity: Int64, objects: [Int64], kind: Int, properties: [Int64], tombstone: [Int64: Value])] = []
         for row in rows {
             let entity: Int64 = row["entity"]
             if let entityIDs, !entityIDs.contains(entity) { continue }
@@ -50,7 +51,8 @@ enum HistoryReader {
             ids.insert(entity)
             ids.formUnion(properties)
             ids.formUnion(tombstone.keys)
-            decoded.append((row["token"], entity, row["object"], row["kind"], properties, tombstone))
+            let objects = HistoryObjectRun.unpack(first: row["object"], more: row["more_objects"])
+            decoded.append((row["token"], entity, objects, row["kind"], properties, tombstone))
         }
         let names = try HistorySchema.names(ids, in: db)
         var result: [Int64: [HistoryChange]] = [:]
@@ -60,10 +62,12 @@ enum HistoryReader {
                 tombstone = [:]
                 for (id, value) in change.tombstone { tombstone![names[id]?.property ?? "#\(id)"] = value }
             }
-            result[change.token, default: []].append(HistoryChange(
-                entity: names[change.entity]?.entity ?? "#\(change.entity)", primaryKey: change.object,
-                kind: HistoryChange.Kind(rawValue: change.kind) ?? .update,
-                properties: change.properties.map { names[$0]?.property ?? "#\($0)" }.sorted(), tombstone: tombstone))
+            let entity = names[change.entity]?.entity ?? "#\(change.entity)"
+            let kind = HistoryChange.Kind(rawValue: change.kind) ?? .update
+            let properties = change.properties.map { names[$0]?.property ?? "#\($0)" }.sorted()
+            result[change.token, default: []].append(contentsOf: change.objects.map {
+                HistoryChange(entity: entity, primaryKey: $0, kind: kind, properties: properties, tombstone: tombstone)
+            })
         }
         return result
     }

@@ -14,7 +14,7 @@ struct PendingHistoryChange {
 /// Writes history records inside the transaction of the save they describe, so that a change
 /// and its record commit together or not at all.
 enum HistoryRecorder {
-    /// Changes written per `INSERT` statement (7 values each, well under SQLite's parameter limit).
+    /// Records written per `INSERT` statement (8 values each, well under SQLite's parameter limit).
     static let rowsPerStatement = 64
 
     /// Records `changes` as one transaction (and a gap before it when another process wrote the
@@ -43,28 +43,32 @@ enum HistoryRecorder {
             newNames[key] = id
             return id
         }
-        // Multi-row INSERTs: one statement per `rowsPerStatement` changes.
-        var arguments: [(any DatabaseValueConvertible)?] = []
-        arguments.reserveCapacity(min(changes.count, rowsPerStatement) * 7)
+        // Multi-row INSERTs: one statement per `rowsPerStatement` records; consecutive like
+        // changes share one record (HistoryObjectRun).
+        var arguments: [DatabaseValue] = []
+        let runs = HistoryObjectRun.runs(of: changes)
+        arguments.reserveCapacity(min(runs.count, rowsPerStatement) * 8)
         var pending = 0
         func flush() throws {
             guard pending > 0 else { return }
-            let sql = "INSERT INTO \(HistorySchema.changesTable)(token, seq, entity, object, kind, properties, tombstone) VALUES "
-                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: pending).joined(separator: ", ")
+            let sql = "INSERT INTO \(HistorySchema.changesTable)(token, seq, entity, object, kind, properties, tombstone, more_objects) VALUES "
+                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: pending).joined(separator: ", ")
             try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
             arguments.removeAll(keepingCapacity: true)
             pending = 0
         }
-        for (seq, change) in changes.enumerated() {
-            let entity = try nameID(change.entity, "")
+        for run in runs {
+            let entity = try nameID(run.entity, "")
             var properties = ""
-            for property in change.properties {
+            for property in run.properties {
                 if !properties.isEmpty { properties += "," }
-                properties += String(try nameID(change.entity, property))
+                properties += String(try nameID(run.entity, property))
             }
             var tombstone: [Int64: Value] = [:]
-            for (keyPath, value) in change.tombstone { tombstone[try nameID(change.entity, keyPath)] = value }
-            arguments += [token, Int64(seq), entity, change.primaryKey, change.kind.rawValue, properties, TombstoneCoding.encode(tombstone)]
+            for (keyPath, value) in run.tombstone { tombstone[try nameID(run.entity, keyPath)] = value }
+            arguments += [token.databaseValue, Int64(run.seq).databaseValue, entity.databaseValue, run.primaryKeys[0].databaseValue,
+                          run.kind.rawValue.databaseValue, properties.databaseValue, TombstoneCoding.encode(tombstone).databaseValue,
+                          HistoryObjectRun.pack(run.primaryKeys).databaseValue]
             pending += 1
             if pending == rowsPerStatement { try flush() }
         }

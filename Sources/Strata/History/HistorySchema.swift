@@ -7,8 +7,10 @@ import GRDB
 /// - `_strata_transactions`: one row per committed save that changed objects (or per gap: a
 ///   write by another process that recorded nothing). `token` is `AUTOINCREMENT`, so tokens
 ///   only grow and are never reused, even after a purge.
-/// - `_strata_object_changes`: one row per object changed by a transaction, keyed by
-///   `(token, seq)` (one B-tree, no extra index: reads and purges seek by token). Entity and property
+/// - `_strata_object_changes`: one record per run of like object changes of a transaction
+///   (same entity, kind and changed properties: ``HistoryObjectRun``; the run's other objects
+///   packed in `more_objects`), keyed by `(token, seq)` (one B-tree, no extra index: reads and
+///   purges seek by token). Entity and property
 ///   names are stored as ids into `_strata_change_names`, so that a migration that renames an
 ///   entity or property renames its whole history by updating one row per name, whatever the
 ///   history's size.
@@ -32,15 +34,26 @@ enum HistorySchema {
         """
         CREATE TABLE IF NOT EXISTS \(changesTable) (token INTEGER NOT NULL, seq INTEGER NOT NULL, entity INTEGER NOT NULL, \
         object INTEGER NOT NULL, kind INTEGER NOT NULL, properties TEXT NOT NULL DEFAULT '', tombstone TEXT, \
-        PRIMARY KEY (token, seq)) WITHOUT ROWID
+        more_objects BLOB, PRIMARY KEY (token, seq)) WITHOUT ROWID
         """,
         "CREATE TABLE IF NOT EXISTS \(namesTable) (id INTEGER PRIMARY KEY, entity TEXT NOT NULL, property TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS \(namesTable)_name ON \(namesTable)(entity, property)",
     ]
 
-    /// Creates the tables when they are missing (stores created before history existed).
+    /// Creates the tables when they are missing (stores created before history existed), and
+    /// adds `more_objects` to a changes table written before runs existed (an O(1) schema edit;
+    /// its records read as runs of one).
     static func create(in db: Database) throws {
         for sql in creationSQL { try db.execute(sql: sql) }
+        if try !hasRuns(in: db) {
+            try db.execute(sql: "ALTER TABLE \(changesTable) ADD COLUMN more_objects BLOB")
+        }
+    }
+
+    /// Whether the changes table has the `more_objects` column (a store opened read-only may
+    /// predate it).
+    static func hasRuns(in db: Database) throws -> Bool {
+        try db.columns(in: changesTable).contains { $0.name == "more_objects" }
     }
 
     /// Whether the store has the history tables.

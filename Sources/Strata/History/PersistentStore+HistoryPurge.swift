@@ -5,7 +5,8 @@ import GRDB
 public struct HistoryPurgeBatch: Sendable, Hashable {
     /// Transactions removed.
     public var transactions: Int
-    /// Object changes removed.
+    /// Change records removed. A record holds one object change, or a run of up to 1,024
+    /// like changes of one transaction (same entity, kind and changed properties).
     public var changes: Int
     /// Whether every transaction up to the purge token is gone.
     public var isComplete: Bool
@@ -31,7 +32,7 @@ extension PersistentStore {
     }
 
     /// Removes one bounded batch of the history up to and including `token` (Core Data's
-    /// `deleteHistory(before:)`): at most `batchSize` changes and `batchSize` transactions in
+    /// `deleteHistory(before:)`): at most `batchSize` change records and `batchSize` transactions in
     /// one short write transaction. Call again until ``HistoryPurgeBatch/isComplete``.
     ///
     /// The first batch moves the history horizon to `token`: from then on, `since` tokens

@@ -26,14 +26,25 @@ extension ObjectContext {
         for object in inserted {
             changes.append(PendingHistoryChange(entity: object.entity.name, primaryKey: object.pendingKey ?? object.objectID.primaryKey, kind: .insert))
         }
+        // Objects changed alike (a batch update) share one property list: computed once per
+        // run of equal change sets, not per object.
+        var last: (info: ObjectIdentifier, slots: Set<Int>, keys: Set<String>, joins: Set<String>, properties: [String])?
         for object in updated {
-            var names = Set(object.changedSlots.map { slot in
-                let keyPath = object.layout.slots[slot].keyPath
-                return keyPath.firstIndex(of: ".").map { String(keyPath[..<$0]) } ?? keyPath
-            })
-            for key in object.changedKeys where object.layout.relationships[key] != nil { names.insert(key) }
-            names.formUnion(object.changedJoinRelationships)
-            changes.append(PendingHistoryChange(entity: object.entity.name, primaryKey: object.objectID.primaryKey, kind: .update, properties: names.sorted()))
+            let properties: [String]
+            if let last, last.info == ObjectIdentifier(object.info), last.slots == object.changedSlots,
+               last.keys == object.changedKeys, last.joins == object.changedJoinRelationships {
+                properties = last.properties
+            } else {
+                var names = Set(object.changedSlots.map { slot in
+                    let keyPath = object.layout.slots[slot].keyPath
+                    return keyPath.firstIndex(of: ".").map { String(keyPath[..<$0]) } ?? keyPath
+                })
+                for key in object.changedKeys where object.layout.relationships[key] != nil { names.insert(key) }
+                names.formUnion(object.changedJoinRelationships)
+                properties = names.sorted()
+                last = (ObjectIdentifier(object.info), object.changedSlots, object.changedKeys, object.changedJoinRelationships, properties)
+            }
+            changes.append(PendingHistoryChange(entity: object.entity.name, primaryKey: object.objectID.primaryKey, kind: .update, properties: properties))
         }
         try HistoryRecorder.record(changes, user: transactionUser, author: transactionAuthor, store: store, in: db)
     }
