@@ -14,7 +14,7 @@ enum DiscardOutput {
     /// A hop's discards as JSON: `[{what, table, column?, kind, count}]`.
     static func json(_ hop: StagedMigrationReport.Hop) -> [[String: Any]] {
         hop.discarded.map { discard in
-            var o: [String: Any] = ["what": discard.data.what, "table": discard.data.table, "kind": discard.data.kind.rawValue, "count": discard.count]
+            var o: [String: Any] = ["what": discard.data.what, "table": discard.data.table, "kind": discard.data.kind.rawValue, "count": discard.count.map { $0 as Any } ?? NSNull()]
             if let column = discard.data.column { o["column"] = column }
             return o
         }

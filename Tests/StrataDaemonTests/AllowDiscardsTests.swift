@@ -6,7 +6,8 @@ import Testing
 
 /// `allow_discards: false` on a store: a migration at open that would discard stored data is
 /// refused before any write, with what it would discard, and the store stays at its version;
-/// the other stores serve, and a store whose migration discards nothing opens.
+/// the other stores serve, and a store whose migration discards nothing opens. Allowed, the
+/// hop is logged naming what it discards, without counting it (no scan before `READY=1`).
 @Suite(.timeLimit(.minutes(3)))
 struct AllowDiscardsTests {
     @Test func configurationReadsAllowDiscards() throws {
@@ -77,6 +78,8 @@ struct AllowDiscardsTests {
         #expect(byName["lossy"]?["state"]?.stringValue == "failed", "\(String(describing: byName["lossy"]))")
         #expect(byName["empty"]?["state"]?.stringValue == "ready", "\(String(describing: byName["empty"]))")
         #expect(byName["allowed"]?["state"]?.stringValue == "ready", "\(String(describing: byName["allowed"]))")
+        // Allowed, the hop is said out loud but not counted: readiness waits for no scan.
+        #expect(daemon.log.contains("the values of attribute Note.body (not counted)"), "\(daemon.log)")
         daemon.signal(SIGTERM)
         _ = await daemon.waitForExit()
         let metadata = try PersistentStore.metadata(at: URL(fileURLWithPath: sandbox.path("lossy.sqlite")))

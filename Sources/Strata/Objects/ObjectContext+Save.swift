@@ -30,7 +30,7 @@ extension ObjectContext {
                 for object in toDelete {
                     current = object
                     let arguments: [DatabaseValue] = [object.objectID.primaryKey.databaseValue, object.version.databaseValue]
-                    try statements.delete(for: object.info, db: db).execute(arguments: StatementArguments(arguments))
+                    try statements.delete(for: object.info, db: db).execute(arguments: StatementArguments.values(arguments))
                     if db.changesCount == 0 { throw conflict(object, deleting: true) }
                 }
                 // Permanent keys: this transaction is the only writer, so max(_pk)+1… is ours.
@@ -198,7 +198,7 @@ extension ObjectContext {
         for value in object.values { arguments.append(value.databaseValue) }
         for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name])) }
         for column in plan.orderColumns { arguments.append(object.orderValues[column]?.databaseValue ?? .null) }
-        try statements.insert(for: object.info, sql: plan.sql, db: db).execute(arguments: StatementArguments(arguments))
+        try statements.insert(for: object.info, sql: plan.sql, db: db).execute(arguments: StatementArguments.values(arguments))
     }
 
     private func updateRow(_ object: ManagedObject, statements: inout SaveStatements, db: Database) throws {
@@ -223,7 +223,7 @@ extension ObjectContext {
         // once per save.
         let shape = UpdateShape(slots: slots, keys: keys)
         let statement = try statements.update(for: object.info, shape: shape, db: db) { updateSQL(object, shape: shape) }
-        try statement.execute(arguments: StatementArguments(arguments))
+        try statement.execute(arguments: StatementArguments.values(arguments))
         if db.changesCount == 0 { throw conflict(object, deleting: false) }
     }
 
@@ -353,11 +353,21 @@ struct SaveStatements {
         return statement
     }
 
+    /// The last update statement handed out: a batch of like updates compares shapes instead
+    /// of hashing them per row.
+    private var lastUpdate: (key: UpdateKey, statement: Statement)?
+
     mutating func update(for info: EntityInfo, shape: UpdateShape, db: Database, sql: () -> String) throws -> Statement {
         let key = UpdateKey(entity: ObjectIdentifier(info), shape: shape)
-        if let cached = updates[key] { return cached }
-        let statement = try db.cachedStatement(sql: sql())
-        updates[key] = statement
+        if let lastUpdate, lastUpdate.key == key { return lastUpdate.statement }
+        let statement: Statement
+        if let cached = updates[key] {
+            statement = cached
+        } else {
+            statement = try db.cachedStatement(sql: sql())
+            updates[key] = statement
+        }
+        lastUpdate = (key, statement)
         return statement
     }
 }

@@ -44,6 +44,9 @@ struct StagedOpenMigration {
                                             onlineBackupURL: backup)
         var staged = configured
         staged.allowsDiscards = configuration.allowsDiscards
+        // Readiness must not wait for a scan of each table a hop drops data from: the log
+        // names what a hop discards; counted only when the counts decide (allow_discards: false).
+        staged.countsDiscards = !configuration.allowsDiscards
         var route: DirectoryMigration.Route?
         do {
             let opened = try DirectoryMigration.open(

@@ -40,6 +40,18 @@ public struct DiscardedData: Sendable, Hashable, Codable {
         return "SELECT \(counted) FROM \(quoteIdentifier(table))" + (filter.map { " WHERE \($0)" } ?? "")
     }
 
+    /// As ``describe(count:)-(Int64)``; `the values of attribute Aircraft.photo (not counted)`
+    /// when `count` is nil (a hop that did not count).
+    public func describe(count: Int64?) -> String {
+        guard let count else {
+            switch kind {
+            case .values: return "the values of \(what) (not counted)"
+            case .rows: return "the \(what) (not counted)"
+            }
+        }
+        return describe(count: count)
+    }
+
     /// `1200 non-null values of attribute Aircraft.photo` / `3 objects of Glider`.
     public func describe(count: Int64) -> String {
         switch kind {

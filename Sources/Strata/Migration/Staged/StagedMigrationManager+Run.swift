@@ -242,7 +242,11 @@ struct StagedMigrationRunner {
                     report(.willMigrate)
                     try runHandler(will, name: "stage \(hop.stage) ('\(hop.stageLabel)') willMigrate", model: hop.source, hop: hop, in: db)
                 }
-                discarded = try Self.countDiscards(plan, in: db)
+                if options.countsDiscards || (!hop.isCustom && !options.allowsDiscards) {
+                    discarded = try Self.countDiscards(plan, in: db)
+                } else {
+                    discarded = plan.discardingOperations.flatMap(\.discards).map { StagedMigrationReport.DiscardCount(data: $0, count: nil) }
+                }
                 if !hop.isCustom && !options.allowsDiscards && !discarded.isEmpty {
                     throw ValidityFailure(error: discardFailure(discarded, hop: hop))
                 }

@@ -29,8 +29,9 @@ public struct StagedMigrationReport: Sendable {
     public struct DiscardCount: Sendable, Hashable {
         /// What was discarded.
         public var data: DiscardedData
-        /// Non-null values or rows.
-        public var count: Int64
+        /// Non-null values or rows; nil when the hop did not count them
+        /// (``StagedMigrationOptions/countsDiscards`` off).
+        public var count: Int64?
     }
 
     /// The store's version before, and after.
