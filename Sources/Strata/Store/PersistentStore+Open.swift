@@ -90,7 +90,10 @@ extension PersistentStore {
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
             }
             try setup.close()
-            let pool = try DatabasePool(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout))
+            // The store's own pool: its connections as the options say (a replicated store's
+            // WAL is checkpointed by the replicator from its first write).
+            let pool = try DatabasePool(path: path, configuration: connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout,
+                                                                                           checkpointing: options.walCheckpointing))
             let layout = StorageLayout(model: model)
             try pool.write { db in
                 for sql in MetadataSchema.creationSQL + [DeferredLedger.creationSQL] + HistorySchema.creationSQL + layout.creationSQL { try db.execute(sql: sql) }
