@@ -90,6 +90,26 @@ struct DeferredCheckpointVacuumTests {
         try reopened.close()
     }
 
+    @Test("a WAL over the size limit when the work is done is given back once nobody is in the way")
+    func theRunsWALIsTruncated() async throws {
+        let directory = TemporaryDirectory("checkpoint-truncate")
+        let url = directory.file("store.sqlite")
+        try Self.seedLongNames(20_000, at: url)
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
+        // A WAL of about 80 MiB, as a rewrite's large batches leave it.
+        try await store.database.write { db in try db.execute(sql: "UPDATE Item SET name = hex(randomblob(2000))") }
+        let before = (try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? -1
+        #expect(before > PersistentStore.walSizeLimit)
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(50)))
+        #expect(report.tasksRemaining == 0)
+        store.checkpointQueue.sync {}   // the run's last checkpoint and the truncation, in the background
+        let wal = (try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? -1
+        #expect(wal == 0, "WAL of \(wal) bytes after the run")
+        #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 20_000)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+        try store.close()
+    }
+
     // MARK: - Vacuum
 
     @Test("the incremental vacuum moves at most 64 pages per statement and empties the freelist")

@@ -70,6 +70,8 @@ struct DeferredFinisher {
         var cacheSize = -2000
         var synchronous = 2
         var checkpointer: WALCheckpointer?
+        /// Whether the run finished the last task of the ledger (its WAL may then be given back).
+        var completed = false
         var interrupter: BatchInterrupter?
         /// The next batch runs without a time limit (the last one overran at the smallest size:
         /// it must make progress).
@@ -120,6 +122,7 @@ struct DeferredFinisher {
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && report.tasksRemaining == 0 {
             try recordFinished(report)
+            session.completed = true
         }
         return report
     }
@@ -161,7 +164,9 @@ struct DeferredFinisher {
     /// ``WALCheckpointer/stop(store:)``): a pause ends within the batch in flight.
     private func endSession(_ session: Session) {
         let start = ContinuousClock.now
-        session.checkpointer?.stop(store: store)
+        // The WAL is given back when the work is all done and no client call is in flight (a
+        // pause never truncates: the load that paused the run would wait for it).
+        session.checkpointer?.stop(store: store, truncating: session.completed && !(options.clientsActive?() ?? false))
         _ = try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
         }

@@ -98,14 +98,37 @@ final class WALCheckpointer: Sendable {
         }
     }
 
+    /// Gives a WAL file larger than ``PersistentStore/walSizeLimit`` back to the file system
+    /// when nobody is in the way: one `TRUNCATE`
+    /// checkpoint attempt without waiting (no busy handler), after the run's last passive one
+    /// copied the frames. A run's batches can leave a WAL of gigabytes, which SQLite would
+    /// otherwise keep at that size until the next write after a full checkpoint
+    /// (`journal_size_limit`, ``PersistentStore/walSizeLimit``). When a writer or an older
+    /// reader is there, SQLite answers busy at once and the WAL is cut at a later write.
+    func truncateIfFree() {
+        // A WAL within the journal size limit is SQLite's to reuse (and a truncation would
+        // take the write lock for nothing).
+        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        guard size > PersistentStore.walSizeLimit else { return }
+        connection.withLock { queue in
+            do {
+                if queue == nil { queue = try DatabaseQueue(path: path) }
+                try queue?.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            } catch {
+                // Busy: the journal size limit cuts the WAL at a later write.
+            }
+        }
+    }
+
     /// Restores the writer's automatic checkpoint (which replaces the hook) and hands the rest
     /// to the background: the checkpoint in flight, a last one when the WAL is still over the
-    /// threshold, and closing the checkpoint connection. Call once. **It never waits for a
+    /// threshold, `truncating` the WAL once the work is done (``truncateIfFree()``), and closing
+    /// the checkpoint connection. Call once. **It never waits for a
     /// checkpoint**: a run that stops for a pause or a shutdown returns within its batch, not
     /// after a checkpoint's page copies and fsyncs (hundreds of milliseconds on a busy disk).
     /// A client commit meanwhile finds the checkpoint lock taken and skips its automatic
     /// checkpoint at once. The store's `close()` waits for it all.
-    func stop(store: PersistentStore) {
+    func stop(store: PersistentStore, truncating: Bool = false) {
         let due = isDue
         let restored = (try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
@@ -116,6 +139,7 @@ final class WALCheckpointer: Sendable {
         queue.async {
             // Checkpoint what the run left, or the next client commit would.
             if due { self.checkpoint() }
+            if truncating { self.truncateIfFree() }
             self.connection.withLock { queue in
                 try? queue?.close()
                 queue = nil
