@@ -88,7 +88,9 @@ extension DeferredFinisher {
         }
         if keyColumn != "rowid" {
             let upperBound = upper.map { "AND \(key) <= \($0)" } ?? ""
-            let live = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ? \(upperBound)", arguments: [lower]) ?? 0
+            // A range that ends at the size-th key after `lower` holds exactly `size` live rows
+            // (same snapshot): only the last range, which runs to the end, is counted.
+            let live = upper == nil ? try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [lower]) ?? 0 : Int64(size)
             let shadow = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(s) WHERE \(key) > ? \(upperBound)", arguments: [lower]) ?? 0
             if live != shadow {
                 return VerifiedRange(upper: upper, problem: "keys \(lower == Int64.min ? "from the first" : "after \(lower)") \(upper.map { "to \($0)" } ?? "to the last"): \(live) rows in the table, \(shadow) in the shadow")
