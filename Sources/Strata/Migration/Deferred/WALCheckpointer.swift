@@ -21,8 +21,14 @@ final class WALCheckpointer: Sendable {
         let value = Atomic<Int>(0)
     }
 
-    /// SQLite's default automatic checkpoint threshold, in pages.
-    static let threshold = 1000
+    /// WAL pages after which a run starts a background checkpoint: a quarter of SQLite's
+    /// automatic threshold (1,000). Each checkpoint ends with an `fdatasync` of the store file,
+    /// and on ext4 that commit can hold up every other write to the file system — the clients'
+    /// WAL appends included — for as long as it has data to flush. With 1,000 pages, client
+    /// calls through stratad stalled together for 60–470 ms in about one run in two (1M and 4M
+    /// rows, release); with 256, 4 runs of 4 at 1M stayed under 30 ms and two at 4M under 42
+    /// and 76 ms, with p99 unchanged and finishing no slower (docs/Benchmarks.md).
+    static let threshold = 256
 
     private let path: String
     private let frames = Frames()
@@ -46,7 +52,7 @@ final class WALCheckpointer: Sendable {
         queue = store.checkpointQueue
         let frames = self.frames
         previousAutocheckpoint = try store.database.writeWithoutTransaction { db in
-            let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? Self.threshold
+            let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
             // Retained until stop(): the hook must never see a freed context.
             let context = Unmanaged.passRetained(frames).toOpaque()
             sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
