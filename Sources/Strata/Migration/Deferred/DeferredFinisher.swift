@@ -161,7 +161,7 @@ struct DeferredFinisher {
     }
 
     /// Restores the connection settings. Never waits for a WAL checkpoint (see
-    /// ``WALCheckpointer/stop(store:)``): a pause ends within the batch in flight.
+    /// ``WALCheckpointer/stop(store:truncating:)``): a pause ends within the batch in flight.
     private func endSession(_ session: Session) {
         let start = ContinuousClock.now
         // The WAL is given back when the work is all done and no client call is in flight (a

@@ -11,10 +11,11 @@ import Synchronization
 /// of the finisher's last batch into the database file (and two fsyncs). While finishing runs,
 /// the writer's automatic checkpoint is replaced by a WAL hook that only records the WAL's
 /// size after each commit; the finisher then runs a `PASSIVE` checkpoint from a connection of
-/// its own between two batches once the WAL passes the same 1,000 pages. A passive checkpoint
-/// takes no write lock, so writers keep committing meanwhile, and the WAL stays as small as
-/// SQLite would keep it. ``stop(store:)`` restores the automatic checkpoint without waiting for
-/// a checkpoint in flight.
+/// its own between two batches once the WAL passes ``threshold`` pages (a quarter of
+/// SQLite's: smaller flushes, see there). A passive checkpoint takes no write lock, so writers
+/// keep committing meanwhile, and the WAL stays smaller than SQLite would keep it.
+/// ``stop(store:truncating:)`` restores the automatic checkpoint without waiting for a
+/// checkpoint in flight.
 final class WALCheckpointer: Sendable {
     /// Pages in the WAL after the last commit on the writer connection (set by the WAL hook).
     private final class Frames: Sendable {
@@ -105,9 +106,8 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Gives a WAL file larger than ``PersistentStore/walSizeLimit`` back to the file system
-    /// when nobody is in the way: one `TRUNCATE`
-    /// checkpoint attempt without waiting (no busy handler), after the run's last passive one
-    /// copied the frames. A run's batches can leave a WAL of gigabytes, which SQLite would
+    /// when nobody is in the way: one `TRUNCATE` checkpoint attempt without waiting (no busy
+    /// handler), after the run's last passive one copied the frames. A run's batches can leave a WAL of gigabytes, which SQLite would
     /// otherwise keep at that size until the next write after a full checkpoint
     /// (`journal_size_limit`, ``PersistentStore/walSizeLimit``). When a writer or an older
     /// reader is there, SQLite answers busy at once and the WAL is cut at a later write.
