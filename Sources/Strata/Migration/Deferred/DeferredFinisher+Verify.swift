@@ -44,8 +44,11 @@ extension DeferredFinisher {
             try batch(step.session) { db in try DeferredLedger.saveProgress(next, id: step.id, in: db) }
             state = next
             FaultInjection.point("rewrite.verify")
+            // A verify batch is a read snapshot: it holds no lock a client waits for, so it is
+            // sized for one to two batch budgets (a write batch: a half to one), and the cost
+            // delay after it takes a smaller share of the check.
             let elapsed = ContinuousClock.now - batchStart
-            if elapsed < options.batchBudget / 2 { size = min(size * 2, 1 << 20) } else if elapsed > options.batchBudget { size = max(size / 2, 64) }
+            if elapsed < options.batchBudget { size = min(size * 2, 1 << 20) } else if elapsed > options.batchBudget * 2 { size = max(size / 2, 64) }
             if state.verified == true { break }
             guard await pause() else { return false }
         }
