@@ -66,7 +66,8 @@ extension PersistentStore {
         }
     }
 
-    private static func fileSize(_ path: String) -> Int {
+    /// The size of the file at `path` in bytes (0 when it does not exist).
+    static func fileSize(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 }

@@ -69,8 +69,7 @@ public final class PersistentStore: Sendable {
         guard readOnly else { return path }
         let directory = (path as NSString).deletingLastPathComponent
         let dir = directory.isEmpty ? "." : directory
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
-        guard walSize == 0, isOnReadOnlyFileSystem(dir) || access(dir, W_OK) != 0 else { return path }
+        guard fileSize(path + "-wal") == 0, isOnReadOnlyFileSystem(dir) || access(dir, W_OK) != 0 else { return path }
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
         let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path

@@ -8,7 +8,7 @@ extension StatementArguments {
     /// another module they run unspecialized, converting each value through a key path or a
     /// sequence witness (a `perf` profile of `strata-bench crud` put that at about a quarter
     /// of an insert's time). Its array-literal initializer is specialized inside GRDB, so up to
-    /// ``literalLimit`` values go through an array literal; more through the generic path.
+    /// 12 values go through an array literal; more through the generic path.
     @inline(__always)
     static func values(_ v: [DatabaseValue]) -> StatementArguments {
         switch v.count {
@@ -28,7 +28,4 @@ extension StatementArguments {
         default: return StatementArguments(v)
         }
     }
-
-    /// The most values ``values(_:)`` passes through an array literal.
-    static let literalLimit = 12
 }

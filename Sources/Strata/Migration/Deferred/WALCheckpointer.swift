@@ -93,36 +93,39 @@ final class WALCheckpointer: Sendable {
                 ])
             }
         }
-        connection.withLock { queue in
-            do {
-                if queue == nil { queue = try DatabaseQueue(path: path) }
-                try queue?.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
-                frames.value.store(0, ordering: .relaxed)
-                checkpoints.add(1, ordering: .relaxed)
-            } catch {
-                // Best effort: SQLite's own checkpoint resumes once the hook is removed.
-            }
+        do {
+            try checkpoint(.passive)
+            frames.value.store(0, ordering: .relaxed)
+            checkpoints.add(1, ordering: .relaxed)
+        } catch {
+            // Best effort: SQLite's own checkpoint resumes once the hook is removed.
+        }
+    }
+
+    /// One checkpoint of `kind` on the checkpoint connection (opened at first use; its default
+    /// busy mode answers busy at once instead of waiting).
+    private func checkpoint(_ kind: Database.CheckpointMode) throws {
+        try connection.withLock { queue in
+            if queue == nil { queue = try DatabaseQueue(path: path) }
+            try queue?.writeWithoutTransaction { db in _ = try db.checkpoint(kind) }
         }
     }
 
     /// Gives a WAL file larger than ``PersistentStore/walSizeLimit`` back to the file system
     /// when nobody is in the way: one `TRUNCATE` checkpoint attempt without waiting (no busy
-    /// handler), after the run's last passive one copied the frames. A run's batches can leave a WAL of gigabytes, which SQLite would
-    /// otherwise keep at that size until the next write after a full checkpoint
+    /// handler), after the run's last passive one copied the frames. A run's batches can leave a
+    /// WAL of gigabytes, which SQLite would otherwise keep at that size until the next write
+    /// after a full checkpoint
     /// (`journal_size_limit`, ``PersistentStore/walSizeLimit``). When a writer or an older
     /// reader is there, SQLite answers busy at once and the WAL is cut at a later write.
     func truncateIfFree() {
         // A WAL within the journal size limit is SQLite's to reuse (and a truncation would
         // take the write lock for nothing).
-        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
-        guard size > PersistentStore.walSizeLimit else { return }
-        connection.withLock { queue in
-            do {
-                if queue == nil { queue = try DatabaseQueue(path: path) }
-                try queue?.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-            } catch {
-                // Busy: the journal size limit cuts the WAL at a later write.
-            }
+        guard PersistentStore.fileSize(path + "-wal") > PersistentStore.walSizeLimit else { return }
+        do {
+            try checkpoint(.truncate)
+        } catch {
+            // Busy: the journal size limit cuts the WAL at a later write.
         }
     }
 

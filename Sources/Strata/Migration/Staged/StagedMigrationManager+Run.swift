@@ -242,12 +242,15 @@ struct StagedMigrationRunner {
                     report(.willMigrate)
                     try runHandler(will, name: "stage \(hop.stage) ('\(hop.stageLabel)') willMigrate", model: hop.source, hop: hop, in: db)
                 }
-                if options.countsDiscards || (!hop.isCustom && !options.allowsDiscards) {
+                // A lightweight hop that may not discard is counted whatever countsDiscards says:
+                // the counts decide its refusal.
+                let refusesDiscards = !hop.isCustom && !options.allowsDiscards
+                if options.countsDiscards || refusesDiscards {
                     discarded = try Self.countDiscards(plan, in: db)
                 } else {
                     discarded = plan.discardingOperations.flatMap(\.discards).map { StagedMigrationReport.DiscardCount(data: $0, count: nil) }
                 }
-                if !hop.isCustom && !options.allowsDiscards && !discarded.isEmpty {
+                if refusesDiscards && !discarded.isEmpty {
                     throw ValidityFailure(error: discardFailure(discarded, hop: hop))
                 }
                 report(.migrating)
