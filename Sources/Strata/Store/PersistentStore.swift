@@ -176,6 +176,11 @@ public final class PersistentStore: Sendable {
         // The last run's checkpoint, if it still runs (a run never waits for it).
         checkpointQueue.sync {}
         historyState.finishAll()
+        // The readers close first (GRDB's close() closes the writer first): the writer, closing
+        // last, checkpoints the WAL into the store file and removes it, as SQLite does for the
+        // last connection, so that a closed store is whole in its one file. (A replicator's
+        // open read transaction keeps that checkpoint from running, as it should.)
+        database.releaseMemory()
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }

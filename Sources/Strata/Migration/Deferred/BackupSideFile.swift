@@ -106,9 +106,14 @@ final class BackupSideFile {
     func publish(storeIdentifier: String, modelChecksum: String) throws -> Int {
         close()
         do {
-            let copied = try PersistentStore.metadata(at: partial)
-            guard copied.storeIdentifier == storeIdentifier, copied.modelChecksum == modelChecksum else {
-                throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) does not open as this store before finishing (identifier \(copied.storeIdentifier), model \(copied.modelVersion)); it is copied again")
+            do {
+                let copied = try PersistentStore.metadata(at: partial)
+                guard copied.storeIdentifier == storeIdentifier, copied.modelChecksum == modelChecksum else {
+                    throw StoreError(.corrupt, path: storePath, "the backup copy \(partial.path) does not open as this store before finishing (identifier \(copied.storeIdentifier), model \(copied.modelVersion)); it is copied again")
+                }
+            } catch let error as StoreError where error.path == partial.path {
+                // The copy's own error names the copy: the finishing error names the store.
+                throw StoreError(error.code, path: storePath, "the backup copy \(partial.path) could not be read (\(error.reason)); it is copied again")
             }
             let queue = try DatabaseQueue(path: partial.path)
             try queue.writeWithoutTransaction { db in

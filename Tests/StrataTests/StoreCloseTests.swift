@@ -1,0 +1,31 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+/// A closed store is whole in its one file: closing checkpoints the WAL into it and removes
+/// the WAL, as SQLite does when the last connection closes, even after reads (GRDB's pool
+/// closes its writer before its readers, so a reader would otherwise close last and leave the
+/// WAL behind). Copying the closed `.sqlite` file alone copies every saved object.
+@Suite struct StoreCloseTests {
+    static let model = ObjectModel(version: "Notes 1", entities: [Entity("Note", attributes: [Attribute("text", .string)])])
+
+    @Test(arguments: [false, true]) func aClosedStoreIsWholeInItsFile(reopened: Bool) throws {
+        let temp = TemporaryStore()
+        if reopened { try temp.open(Self.model).close() }
+        let store = try temp.open(Self.model)
+        let context = ObjectContext(store: store)
+        for i in 1...50 { _ = try context.insert("Note", values: ["text": "note \(i)"]) }
+        try context.save()
+        // A fetch through one of the pool's readers.
+        #expect(try ObjectContext(store: store).fetch("Note").count == 50)
+        try store.close()
+
+        #expect(!FileManager.default.fileExists(atPath: temp.url.path + "-wal"), "the WAL is left after close")
+        let copy = temp.directory.file("copy.sqlite")
+        try FileManager.default.copyItem(at: temp.url, to: copy)
+        let queue = try DatabaseQueue(path: copy.path)
+        defer { try? queue.close() }
+        #expect(try queue.read { db in try String.fetchAll(db, sql: #"SELECT "text" FROM "Note" ORDER BY "_pk""#) } == (1...50).map { "note \($0)" })
+    }
+}
