@@ -9,8 +9,9 @@ import StrataVarlink
 /// wake-up reads the new transactions once (pages of ``pageSize``, on the store's executor, not
 /// counted as client load), encodes each once as an `Observe` reply, and offers the lot to
 /// every ``ObserverInbox``. An observer's cost per commit is then a copy of bytes into its
-/// socket, not a query: 100 observers cost one read per commit, as one does. An inbox that
-/// holds more than its limit is dropped and marked overflowed; the others never wait for it.
+/// socket, not a query: 100 observers cost one read per commit, as one does. An unfiltered
+/// observer that keeps up is written to by the feed itself, without waking its task. An inbox
+/// that holds more than its limit is dropped and marked overflowed; the others never wait for it.
 actor ObserverFeed {
     /// Transactions read per page while catching up with the commits.
     static let pageSize = 1_000
@@ -78,7 +79,15 @@ actor ObserverFeed {
             let items = try page.transactions.map { transaction in
                 ObservedTransaction(transaction: transaction, message: try StoreInterface.observeMessage(transaction))
             }
-            for (id, inbox) in inboxes where !inbox.offer(items) { inboxes[id] = nil }
+            if !items.isEmpty {
+                // The bytes every unfiltered, caught-up observer's connection gets: joined once.
+                var joined = Data()
+                for (n, item) in items.enumerated() {
+                    if n > 0 { joined.append(0) }
+                    joined.append(item.message)
+                }
+                for (id, inbox) in inboxes where !inbox.offer(items, joined: joined) { inboxes[id] = nil }
+            }
             position = max(position, page.next)
             if page.transactions.count < Self.pageSize { return }
         }

@@ -17,6 +17,14 @@ struct ObservedTransaction: Sendable {
 /// a queue bounded by `limits.max_observer_queue` transactions. Past the limit the queue is
 /// dropped (memory stays bounded), the observer is marked overflowed, and `onOverflow` runs
 /// (the daemon closes the connection after a grace period, in case the client does not read).
+///
+/// An observer that takes every transaction as the feed encoded it (no filter) and has caught
+/// up gives the inbox a direct writer (``writeDirectly(with:)``): while nothing waits in the
+/// queue and the observer is not sending, the feed's offer writes the shared bytes to the
+/// connection itself, if the connection takes them now, and the observer's task is not woken
+/// at all. Otherwise (a client that reads slowly fills its connection's buffer) the offer
+/// queues, and the observer sends and waits as before: the order is kept, since the direct
+/// write happens under the inbox's lock and only when nothing older is queued or being sent.
 final class ObserverInbox: Sendable {
     /// Why an inbox takes nothing more.
     enum Ending: Sendable {
@@ -34,6 +42,12 @@ final class ObserverInbox: Sendable {
         var items: [ObservedTransaction] = []
         var ending: Ending?
         var writes = 0
+        /// Writes the feed's shared bytes to the connection now, or says it cannot.
+        var direct: (@Sendable (Data) -> Bool)?
+        /// The observer's task holds taken items it has not finished sending.
+        var sending = false
+        /// The last token written directly.
+        var delivered: Int64 = 0
     }
 
     /// Most transactions that may wait.
@@ -51,20 +65,37 @@ final class ObserverInbox: Sendable {
         (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Queues `items`; false once the inbox has ended (the feed then forgets it).
-    func offer(_ items: [ObservedTransaction]) -> Bool {
-        guard !items.isEmpty else { return isOpen }
-        let (accepted, overflowed) = state.withLock { state -> (Bool, Bool) in
-            guard state.ending == nil else { return (false, false) }
+    /// Lets the feed write to the connection itself (see the type's notes); `write` queues the
+    /// bytes on the connection if it takes them now and says whether it did.
+    func writeDirectly(with write: @escaping @Sendable (Data) -> Bool) {
+        state.withLock { $0.direct = write }
+    }
+
+    /// Hands over `items` (`joined`: their messages joined by NUL): written directly when the
+    /// observer allows it and the connection takes them now, queued otherwise; false once the
+    /// inbox has ended (the feed then forgets it).
+    func offer(_ items: [ObservedTransaction], joined: Data) -> Bool {
+        guard let last = items.last else { return isOpen }
+        enum Outcome { case ended, written, queued, overflowed }
+        let outcome = state.withLock { state -> Outcome in
+            guard state.ending == nil else { return .ended }
+            if let direct = state.direct, state.items.isEmpty, !state.sending, direct(joined) {
+                state.delivered = last.token
+                state.writes += 1
+                return .written
+            }
             state.items += items
-            guard state.items.count > limit else { return (true, false) }
+            guard state.items.count > limit else { return .queued }
             state.items = []
             state.ending = .overflow
-            return (false, true)
+            return .overflowed
         }
-        if overflowed { onOverflow(self) }
-        if accepted || overflowed { wake.yield() }
-        return accepted
+        switch outcome {
+        case .ended: return false
+        case .written: return true
+        case .queued: wake.yield(); return true
+        case .overflowed: onOverflow(self); wake.yield(); return false
+        }
     }
 
     /// Ends the inbox (the first ending wins); what was queued can still be taken.
@@ -79,13 +110,23 @@ final class ObserverInbox: Sendable {
     /// Whether the feed should keep handing it transactions.
     var isOpen: Bool { state.withLock { $0.ending == nil } }
 
-    /// Everything queued, and the ending once there is one.
+    /// Everything queued, and the ending once there is one; until ``sent()``, the feed queues
+    /// instead of writing directly.
     func take() -> (items: [ObservedTransaction], ending: Ending?) {
         state.withLock { state in
             defer { state.items = [] }
+            state.sending = !state.items.isEmpty
             return (state.items, state.ending)
         }
     }
+
+    /// The observer has sent what it took.
+    func sent() {
+        state.withLock { $0.sending = false }
+    }
+
+    /// The last token the feed wrote directly (0: none).
+    var delivered: Int64 { state.withLock { $0.delivered } }
 
     /// Counts a write the client took: an overflowed observer that still reads is given time
     /// to read its `ObserverOverflow`.

@@ -112,7 +112,8 @@ extension StoreInterface {
         var cursor = start
         try await replies.progress(.init(transaction: nil, token: cursor))
         func overflow() -> StrataStore.Failure {
-            .observerOverflow(.init(store: hosted.name, limit: queueLimit, token: cursor, reason:
+            let cursor = max(cursor, inbox.delivered)
+            return .observerOverflow(.init(store: hosted.name, limit: queueLimit, token: cursor, reason:
                 "the observer fell more than \(queueLimit) transactions behind (limits.max_observer_queue); the connection is closed — read faster, filter with entities, or resume with Observe or History since token \(cursor)"))
         }
         /// Sends `transactions` in one write; false when the client went away.
@@ -147,10 +148,13 @@ extension StoreInterface {
             if inbox.overflowed { throw overflow() }
             cursor = next > from ? min(next, joined) : joined
         }
-        // Then what the feed hands over.
+        // Then what the feed hands over: written by the feed itself while this observer takes
+        // every transaction and keeps up; queued here for it to send otherwise.
+        if filter.entities == nil { inbox.writeDirectly { messages in replies.tryProgress(encoded: messages) } }
         for await _ in inbox.wakeups {
             let (items, ending) = inbox.take()
             if case .overflow? = ending { throw overflow() }
+            cursor = max(cursor, inbox.delivered)
             let fresh = items.filter { $0.token > cursor }
             var messages: [(token: Int64, message: Data)] = []
             if filter.entities == nil {
@@ -163,6 +167,7 @@ extension StoreInterface {
                 messages = try passing.map { ($0.token, try observeMessage($0)) }
             }
             guard await send(messages) else { return .init(transaction: nil, token: cursor) }
+            inbox.sent()
             if case .failed(let error)? = ending {
                 if let error = error as? any VarlinkErrorConvertible { throw error }
                 throw failure(error, store: hosted.name) ?? error

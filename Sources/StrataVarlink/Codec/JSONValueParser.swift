@@ -151,17 +151,23 @@ struct JSONValueParser {
     private mutating func string() throws(Failure) -> String {
         offset += 1
         let start = offset
-        // Fast path: no escapes — validate the UTF-8 of the slice once.
+        // Fast path: no escapes — validate the UTF-8 of the slice once. ASCII needs no
+        // validation: `String(decoding:)` takes it as it is (`String(validating:)` is generic
+        // over the encoding and looks its metadata up at run time, a tenth of a client's CPU
+        // when it reads 100,000 observer replies a second).
+        var orOfBytes: UInt8 = 0  // below 0x80: ASCII
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
                 offset += 1
+                if orOfBytes < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else { throw Failure(offset: start, reason: "invalid UTF-8 in a string") }
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("a control character in a string (escape it)") }
+            orOfBytes |= byte
             offset += 1
         }
         var utf8 = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))

@@ -38,17 +38,18 @@ public struct VarlinkDispatcher: Sendable {
     }
 
     /// Handles one call and returns its final reply (nil for `oneway`). Intermediate replies go
-    /// through `send`; pre-encoded ones through `sendEagerly` when given (see
-    /// ``VarlinkReplySender/init(more:send:sendEagerly:)``).
+    /// through `send`; pre-encoded ones through `sendEagerly`, and `sendNow` for writers other
+    /// than the call's task, when given (see ``VarlinkReplySender/init(more:send:sendEagerly:sendNow:)``).
     public func dispatch(_ call: VarlinkCall, context: VarlinkCallContext,
                          sendEagerly: (@Sendable (VarlinkReply) async throws -> Void)? = nil,
+                         sendNow: (@Sendable (VarlinkReply) -> Bool)? = nil,
                          send: @escaping @Sendable (VarlinkReply) async throws -> Void) async -> VarlinkReply? {
         let started = ContinuousClock.now
         let reply: VarlinkReply
         do {
             guard let interface = interfaces[call.interface] else { throw VarlinkError.interfaceNotFound(call.interface) }
             guard interface.methods.contains(call.member) else { throw VarlinkError.methodNotFound(call.method) }
-            let sender = VarlinkReplySender(more: call.more && !call.oneway, send: send, sendEagerly: sendEagerly)
+            let sender = VarlinkReplySender(more: call.more && !call.oneway, send: send, sendEagerly: sendEagerly, sendNow: sendNow)
             reply = VarlinkReply(parameters: try await interface.handle(call, context: context, replies: sender))
         } catch let error as any VarlinkErrorConvertible {
             reply = VarlinkReply(error.varlinkError)

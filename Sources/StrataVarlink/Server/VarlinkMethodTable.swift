@@ -88,6 +88,12 @@ public struct VarlinkReplies<Reply: Encodable & Sendable>: Sendable {
         try await sender.progress(encoded: messages)
     }
 
+    /// The same, only if the connection takes the write now, without waiting; false when it
+    /// did not (``VarlinkReplySender/tryProgress(encoded:)``).
+    public func tryProgress(encoded messages: Data) -> Bool {
+        sender.tryProgress(encoded: messages)
+    }
+
     /// The bytes of `reply` as an intermediate reply (`continues: true`), without the NUL.
     public static func message(_ reply: Reply) throws -> Data {
         VarlinkReply(parameters: try JSONValueEncoder().encodeObject(reply), continues: true).encoded()

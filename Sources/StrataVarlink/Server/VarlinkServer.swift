@@ -344,6 +344,12 @@ public final class VarlinkServer: Sendable {
                         try await channel.writeAndFlush(buffer).get()
                     }
                 }
+                // Queued only if the connection takes writes now, from whichever thread; never waits.
+                let sendNow: @Sendable (VarlinkReply) -> Bool = { reply in
+                    guard channel.isActive, channel.isWritable else { return false }
+                    channel.writeAndFlush(ByteBuffer(bytes: reply.encoded()), promise: nil)
+                    return true
+                }
                 do {
                     for try await frame in inbound {
                         guard connection.activity.begin() else {
@@ -353,7 +359,7 @@ public final class VarlinkServer: Sendable {
                         let reply: VarlinkReply?
                         do {
                             let call = try VarlinkCall.parse(Data(frame.readableBytesView), maxDepth: maxDepth)
-                            reply = await configuration.dispatcher.dispatch(call, context: context, sendEagerly: sendEagerly, send: send)
+                            reply = await configuration.dispatcher.dispatch(call, context: context, sendEagerly: sendEagerly, sendNow: sendNow, send: send)
                         } catch let error as VarlinkError {
                             logger.notice("malformed message", metadata: ["strata.peer": "\(peer)", "strata.reason": "\(error.reason)"])
                             reply = VarlinkReply(error)
