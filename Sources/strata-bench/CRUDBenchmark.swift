@@ -67,14 +67,14 @@ struct CRUDBenchmark: ParsableCommand {
         report.parameters = [("rows", rows), ("batch_size", batchSize), ("fetches", fetches), ("colors", data.colors), ("history", !noHistory)]
         report.targets = ["insert": 1.15, "fetch": 1.10, "update": 1.20, "delete": 1.15]
 
-        // Each phase alternates the two sides batch by batch (fetch by fetch), so that load
-        // from other processes hits both alike.
+        // Each phase alternates the two sides batch by batch (fetch by fetch), each going first
+        // every other round, so that load from other processes hits both alike.
 
         // Insert.
         progress.say("insert \(rows) rows in batches of \(batchSize)…")
         var insertTimes = [Duration.zero, Duration.zero]
-        for batch in data.insertBatches {
-            for (i, side) in sides.enumerated() { insertTimes[i] += try Self.time { try side.insert(batch) } }
+        for (round, batch) in data.insertBatches.enumerated() {
+            for (i, side) in Self.turns(sides, round: round) { insertTimes[i] += try Self.time { try side.insert(batch) } }
         }
         report.add(BenchFigure(key: "insert", label: "insert \(rows) rows", unit: "ms", strata: insertTimes[1].milliseconds, raw: insertTimes[0].milliseconds))
         report.add(BenchFigure(key: "insert_rate", label: "insert rate", unit: "rows/s", strata: Double(rows) / insertTimes[1].seconds,
@@ -88,7 +88,7 @@ struct CRUDBenchmark: ParsableCommand {
         var latencies = [LatencyRecorder(), LatencyRecorder()]
         var checksums = [0, 0]
         for n in 0..<fetches {
-            for (i, side) in sides.enumerated() { checksums[i] &+= try latencies[i].measure { try side.fetch(color: data.fetchColor(n)) } }
+            for (i, side) in Self.turns(sides, round: n) { checksums[i] &+= try latencies[i].measure { try side.fetch(color: data.fetchColor(n)) } }
         }
         if checksums[0] != checksums[1] { throw BenchError("fetch results differ between raw GRDB and Strata (checksums \(checksums))") }
         report.add(BenchFigure(key: "fetch", label: "fetch by colorScheme.primary (mean)", unit: "µs",
@@ -101,8 +101,8 @@ struct CRUDBenchmark: ParsableCommand {
             progress.say("\(key) 10%…")
             var times = [Duration.zero, Duration.zero]
             var counts = [0, 0]
-            for colors in batches {
-                for (i, side) in sides.enumerated() {
+            for (round, colors) in batches.enumerated() {
+                for (i, side) in Self.turns(sides, round: round) {
                     try side.prepareBatch(colors: colors)
                     times[i] += try Self.time { counts[i] += key == "update" ? try side.updatePrepared() : try side.deletePrepared() }
                 }
@@ -112,6 +112,14 @@ struct CRUDBenchmark: ParsableCommand {
         }
         report.notes.append("ratio = Strata / raw GRDB (time); above 1 means Strata is slower. Same schema, SQL, batches and transactions.")
         print(options.json ? report.json : report.text)
+    }
+
+    /// The two sides with their indexes, in turn order for `round`: first one first, then the
+    /// other first (ABBA), so that what one side's writes leave behind (dirty pages the kernel
+    /// writes back, a warm or cold cache) falls on each side alike.
+    static func turns<Side>(_ sides: [Side], round: Int) -> [(offset: Int, element: Side)] {
+        let enumerated = sides.enumerated().map { (offset: $0.offset, element: $0.element) }
+        return round % 2 == 0 ? enumerated : enumerated.reversed()
     }
 
     static func time(_ body: () throws -> Void) rethrows -> Duration {

@@ -7,8 +7,9 @@ import StrataVarlink
 import Synchronization
 
 /// `strata-bench history`: what change history costs writes (history on vs off, same work
-/// alternated batch by batch), and observer fan-out through the real stratad (N observers on
-/// one store while clients write at a set rate): writes per second, observer delay, daemon RSS.
+/// alternated batch by batch, each side first every other batch), and observer fan-out
+/// through the real stratad (N observers on one store while clients write at a set rate):
+/// writes per second, observer delay, daemon RSS.
 struct HistoryBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
@@ -17,7 +18,7 @@ struct HistoryBenchmark: AsyncParsableCommand {
             Throughput: two Strata stores, history on ("strata" column) and off ("raw GRDB" \
             column reads "history off"), get the same inserts (--rows in batches of --batch-size, \
             and --single one-object saves), updates of 10% and deletes of another 10%, alternated \
-            batch by batch. Ratio \
+            batch by batch, each side going first every other batch. Ratio \
             = on / off time; the aim is ≤ 1.15.
 
             Fan-out: the release stratad (next to this binary, or --stratad) hosts one store; \
@@ -72,14 +73,14 @@ struct HistoryBenchmark: AsyncParsableCommand {
         defer { for side in sides { try? side.close() } }
         progress.say("insert \(rows) rows in batches of \(batchSize), history off and on…")
         var times = [Duration.zero, Duration.zero]
-        for batch in data.insertBatches {
-            for (i, side) in sides.enumerated() { times[i] += try CRUDBenchmark.time { try side.insert(batch) } }
+        for (round, batch) in data.insertBatches.enumerated() {
+            for (i, side) in CRUDBenchmark.turns(sides, round: round) { times[i] += try CRUDBenchmark.time { try side.insert(batch) } }
         }
         report.add(BenchFigure(key: "insert", label: "insert \(rows) rows (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         progress.say("update 10%…")
         times = [.zero, .zero]
-        for colors in data.updateBatches {
-            for (i, side) in sides.enumerated() {
+        for (round, colors) in data.updateBatches.enumerated() {
+            for (i, side) in CRUDBenchmark.turns(sides, round: round) {
                 try side.prepareBatch(colors: colors)
                 times[i] += try CRUDBenchmark.time { _ = try side.updatePrepared() }
             }
@@ -87,8 +88,8 @@ struct HistoryBenchmark: AsyncParsableCommand {
         report.add(BenchFigure(key: "update", label: "update 10% (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         progress.say("delete another 10%…")
         times = [.zero, .zero]
-        for colors in data.deleteBatches {
-            for (i, side) in sides.enumerated() {
+        for (round, colors) in data.deleteBatches.enumerated() {
+            for (i, side) in CRUDBenchmark.turns(sides, round: round) {
                 try side.prepareBatch(colors: colors)
                 times[i] += try CRUDBenchmark.time { _ = try side.deletePrepared() }
             }
@@ -100,7 +101,7 @@ struct HistoryBenchmark: AsyncParsableCommand {
             let workloads = [StrataCRUDWorkload(store: off, data: singles), StrataCRUDWorkload(store: on, data: singles)]
             times = [.zero, .zero]
             for n in rows..<(rows + single) {
-                for (i, side) in workloads.enumerated() { times[i] += try CRUDBenchmark.time { try side.insert(n..<(n + 1)) } }
+                for (i, side) in CRUDBenchmark.turns(workloads, round: n) { times[i] += try CRUDBenchmark.time { try side.insert(n..<(n + 1)) } }
             }
             report.add(BenchFigure(key: "insert_single", label: "insert \(single) × 1 object", unit: "saves/s",
                                    strata: Double(single) / times[1].seconds, raw: Double(single) / times[0].seconds, higherIsBetter: true))
