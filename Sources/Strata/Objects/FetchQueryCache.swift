@@ -73,7 +73,7 @@ final class FetchQueryCache: Sendable {
         for (a, b) in zip(first.arguments, second.arguments) {
             if a == b {
                 sources.append(.fixed(a))
-            } else if let i = sentinelIndex(a, round: 0), sentinelIndex(b, round: 1) == i, i < count, !used[i] {
+            } else if let i = sentinels.index(of: a, round: 0), sentinels.index(of: b, round: 1) == i, i < count, !used[i] {
                 used[i] = true
                 sources.append(.argument(i))
             } else if shape.fetchLimit != nil, a == .int(limitSentinels[0]), b == .int(limitSentinels[1]) {
@@ -92,31 +92,9 @@ final class FetchQueryCache: Sendable {
 
     private static let limitSentinels: [Int64] = [1_000_000_007, 1_000_000_009]
     private static let offsetSentinels: [Int64] = [1_000_000_021, 1_000_000_033]
-    private static let stringPrefixes = ["\u{1}strata.sentinel.a.", "\u{1}strata.sentinel.b."]
-    private static let intBases = [Int64.min + 1_000, Int64.min + 2_000_000]
-    private static let doubleBases = [-7.77e-301, -3.33e-301]
-
-    private static func sentinel(for value: Value, index: Int, round: Int) -> Value? {
-        switch value {
-        case .string: .string(stringPrefixes[round] + String(index))
-        case .int: .int(intBases[round] + Int64(index))
-        case .double(let d) where d.isFinite: .double(doubleBases[round] - Double(index) * 1e-310)
-        default: nil
-        }
-    }
-
-    private static func sentinelIndex(_ value: Value, round: Int) -> Int? {
-        let index: Int?
-        switch value {
-        case .string(let s) where s.hasPrefix(stringPrefixes[round]): index = Int(s.dropFirst(stringPrefixes[round].count))
-        case .int(let i) where i >= intBases[round] && i < intBases[round] + 1_000_000: index = Int(i - intBases[round])
-        case .double(let d) where d <= doubleBases[round] && d > doubleBases[round] - 1e-301:
-            index = Int(((doubleBases[round] - d) / 1e-310).rounded())
-        default: index = nil
-        }
-        guard let index, sentinel(for: value, index: index, round: round) == value else { return nil }
-        return index
-    }
+    private static let sentinels = ArgumentSentinels(
+        stringPrefixes: ["\u{1}strata.sentinel.a.", "\u{1}strata.sentinel.b."], intBases: [Int64.min + 1_000, Int64.min + 2_000_000],
+        doubleBases: [-7.77e-301, -3.33e-301], doubleStep: 1e-310, doubleSpan: 1e-301)
 
     /// `request` with the arguments of its plain comparisons replaced by sentinels (appended
     /// to `values` in order), its limit and offset by theirs.
@@ -150,7 +128,7 @@ final class FetchQueryCache: Sendable {
         switch operand {
         case .keyPath: return operand
         case .value(let value):
-            guard let sentinel = sentinel(for: value, index: values.count, round: round) else { return operand }
+            guard let sentinel = sentinels.sentinel(for: value, index: values.count, round: round) else { return operand }
             values.append(value)
             return .value(sentinel)
         case .list(let items): return .list(items.map { abstract($0, round: round, &values) })

@@ -71,37 +71,15 @@ enum PredicateParseCache {
 
     // MARK: - Sentinels
 
-    private static let stringPrefixes = ["\u{1}strata.argument.a.", "\u{1}strata.argument.b."]
-    private static let intBases = [Int64.min + 3_000_000, Int64.min + 5_000_000]
-    private static let doubleBases = [-6.66e-302, -2.22e-302]
-
-    private static func sentinel(for value: Value, index: Int, round: Int) -> Value? {
-        switch value {
-        case .string: .string(stringPrefixes[round] + String(index))
-        case .int: .int(intBases[round] + Int64(index))
-        case .double(let d) where d.isFinite: .double(doubleBases[round] - Double(index) * 1e-311)
-        default: nil
-        }
-    }
-
-    private static func sentinelIndex(_ value: Value, round: Int) -> Int? {
-        let index: Int?
-        switch value {
-        case .string(let s) where s.hasPrefix(stringPrefixes[round]): index = Int(s.dropFirst(stringPrefixes[round].count))
-        case .int(let i) where i >= intBases[round] && i < intBases[round] + 1_000_000: index = Int(i - intBases[round])
-        case .double(let d) where d <= doubleBases[round] && d > doubleBases[round] - 1e-302:
-            index = Int(((doubleBases[round] - d) / 1e-311).rounded())
-        default: index = nil
-        }
-        guard let index, sentinel(for: value, index: index, round: round) == value else { return nil }
-        return index
-    }
+    private static let sentinels = ArgumentSentinels(
+        stringPrefixes: ["\u{1}strata.argument.a.", "\u{1}strata.argument.b."], intBases: [Int64.min + 3_000_000, Int64.min + 5_000_000],
+        doubleBases: [-6.66e-302, -2.22e-302], doubleStep: 1e-311, doubleSpan: 1e-302)
 
     private static func abstract(_ operand: PredicateOperand, round: Int, _ values: inout [Value]) -> PredicateOperand {
         switch operand {
         case .keyPath: return operand
         case .value(let value):
-            guard let sentinel = sentinel(for: value, index: values.count, round: round) else { return operand }
+            guard let sentinel = sentinels.sentinel(for: value, index: values.count, round: round) else { return operand }
             values.append(value)
             return .value(sentinel)
         case .list(let items): return .list(items.map { abstract($0, round: round, &values) })
@@ -113,7 +91,7 @@ enum PredicateParseCache {
     /// `expression` with each round-0 sentinel replaced by its value (`used` counts them).
     private static func substitute(_ expression: PredicateExpression, _ values: [Value], _ used: inout Int) -> PredicateExpression {
         mapOperands(expression) { operand in
-            guard case .value(let v) = operand, let i = sentinelIndex(v, round: 0), i < values.count else { return operand }
+            guard case .value(let v) = operand, let i = sentinels.index(of: v, round: 0), i < values.count else { return operand }
             used += 1
             return .value(values[i])
         }
@@ -125,11 +103,11 @@ enum PredicateParseCache {
         var valid = true
         let result = mapOperands(expression) { operand in
             guard case .value(let v) = operand else { return operand }
-            if sentinelIndex(v, round: 0) != nil { valid = false }
-            guard let i = sentinelIndex(v, round: 1) else { return operand }
+            if sentinels.index(of: v, round: 0) != nil { valid = false }
+            guard let i = sentinels.index(of: v, round: 1) else { return operand }
             guard i < seen.count, !seen[i] else { valid = false; return operand }
             seen[i] = true
-            return .value(sentinel(for: v, index: i, round: 0)!)
+            return .value(sentinels.sentinel(for: v, index: i, round: 0)!)
         }
         return valid ? result : nil
     }
@@ -138,7 +116,7 @@ enum PredicateParseCache {
     private static func renumberCheck(_ expression: PredicateExpression, _ seen: inout [Bool]) -> Bool {
         var valid = true
         _ = mapOperands(expression) { operand in
-            if case .value(let v) = operand, let i = sentinelIndex(v, round: 0) {
+            if case .value(let v) = operand, let i = sentinels.index(of: v, round: 0) {
                 if i >= seen.count || seen[i] { valid = false } else { seen[i] = true }
             }
             return operand

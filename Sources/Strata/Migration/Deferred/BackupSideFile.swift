@@ -115,18 +115,7 @@ final class BackupSideFile {
                 // The copy's own error names the copy: the finishing error names the store.
                 throw StoreError(error.code, path: storePath, "the backup copy \(partial.path) could not be read (\(error.reason)); it is copied again")
             }
-            let queue = try DatabaseQueue(path: partial.path)
-            try queue.writeWithoutTransaction { db in
-                if try db.tableExists(DeferredLedger.table) {
-                    try db.execute(sql: "DELETE FROM \(DeferredLedger.table) WHERE kind = 'backup'")
-                }
-                _ = try db.checkpoint(.truncate)
-            }
-            try queue.close()
-            let file = open(partial.path, O_RDWR)
-            if file >= 0 { fdatasync(file); Foundation.close(file) }
-            try FileManager.default.moveItem(at: partial, to: destination)
-            Self.syncDirectory(destination.deletingLastPathComponent())
+            try OnlineBackup.publish(partial, as: destination)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -164,12 +153,5 @@ final class BackupSideFile {
         let code = errno
         return StoreError(code == ENOSPC ? .full : .readOnly, path: storePath,
                           "cannot \(what) the backup file \(partial.path): \(String(cString: strerror(code))); free space or fix permissions, then finish the deferred work again")
-    }
-
-    private static func syncDirectory(_ directory: URL) {
-        let fd = open(directory.path, O_RDONLY)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        Foundation.close(fd)
     }
 }

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Values that stand for a request's arguments while its shape is compiled or parsed twice
+/// (``FetchQueryCache``, ``PredicateParseCache``): argument `index` of round 0 or 1 becomes a
+/// value no application would pass, of the argument's own type, from which the index is read
+/// back. Each cache has its own family, so that the two never mistake each other's.
+struct ArgumentSentinels: Sendable {
+    /// Per round: strings are the prefix and the index.
+    let stringPrefixes: [String]
+    /// Per round: integers count up from the base (a million indexes at most).
+    let intBases: [Int64]
+    /// Per round: doubles count down from the base in steps of `doubleStep`, within `doubleSpan`.
+    let doubleBases: [Double]
+    let doubleStep: Double
+    let doubleSpan: Double
+
+    /// The sentinel of argument `index` in `round`, of `value`'s type; nil for a type that has
+    /// none (the request then cannot be cached by shape).
+    func sentinel(for value: Value, index: Int, round: Int) -> Value? {
+        switch value {
+        case .string: .string(stringPrefixes[round] + String(index))
+        case .int: .int(intBases[round] + Int64(index))
+        case .double(let d) where d.isFinite: .double(doubleBases[round] - Double(index) * doubleStep)
+        default: nil
+        }
+    }
+
+    /// The argument index `value` stands for in `round`; nil when it is no sentinel of it.
+    func index(of value: Value, round: Int) -> Int? {
+        let index: Int?
+        switch value {
+        case .string(let s) where s.hasPrefix(stringPrefixes[round]): index = Int(s.dropFirst(stringPrefixes[round].count))
+        case .int(let i) where i >= intBases[round] && i < intBases[round] + 1_000_000: index = Int(i - intBases[round])
+        case .double(let d) where d <= doubleBases[round] && d > doubleBases[round] - doubleSpan:
+            index = Int(((doubleBases[round] - d) / doubleStep).rounded())
+        default: index = nil
+        }
+        guard let index, sentinel(for: value, index: index, round: round) == value else { return nil }
+        return index
+    }
+}
