@@ -29,3 +29,20 @@ import Testing
         #expect(try queue.read { db in try String.fetchAll(db, sql: #"SELECT "text" FROM "Note" ORDER BY "_pk""#) } == (1...50).map { "note \($0)" })
     }
 }
+
+extension StoreCloseTests {
+    /// A replicated store's WAL is the replicator's: closing leaves it in place.
+    @Test func aReplicatedStoreLeavesItsWALToTheReplicator() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(Self.model, options: StoreOptions(walCheckpointing: .external))
+        let context = ObjectContext(store: store)
+        _ = try context.insert("Note", values: ["text": "kept in the WAL"])
+        try context.save()
+        #expect(try ObjectContext(store: store).fetch("Note").count == 1)
+        try store.close()
+        #expect(FileManager.default.fileExists(atPath: temp.url.path + "-wal"))
+        let reopened = try temp.open(Self.model, options: StoreOptions(walCheckpointing: .external))
+        defer { try? reopened.close() }
+        #expect(try ObjectContext(store: reopened).fetch("Note").count == 1)
+    }
+}

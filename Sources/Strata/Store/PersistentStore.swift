@@ -178,9 +178,10 @@ public final class PersistentStore: Sendable {
         historyState.finishAll()
         // The readers close first (GRDB's close() closes the writer first): the writer, closing
         // last, checkpoints the WAL into the store file and removes it, as SQLite does for the
-        // last connection, so that a closed store is whole in its one file. (A replicator's
-        // open read transaction keeps that checkpoint from running, as it should.)
-        database.releaseMemory()
+        // last connection, so that a closed store is whole in its one file. Not for a store
+        // whose checkpoints are a replicator's (WALCheckpointing.external): a replicator that
+        // is not running at that moment would find its WAL gone and start over from a snapshot.
+        if options.walCheckpointing == .strata { database.releaseMemory() }
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
     }
 }
