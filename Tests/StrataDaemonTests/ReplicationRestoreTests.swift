@@ -31,9 +31,12 @@ struct ReplicationRestoreTests {
         var expected: Set<String>
     }
 
+    /// The run is paced (300 ms between batches) so that each phase lasts longer than a restore
+    /// takes on a loaded machine: a restore asked for in a phase reads the replica a second or
+    /// two later, and with 100 ms it could find the last phase (the drop) already finished.
     static func config(_ sandbox: DaemonSandbox, store: String, models: String, replica: String?) -> String {
         sandbox.loadStoreConfig(models: models, store: store, storeLines: replica.map { ["replication: {replica: \($0), max_lag: 256MiB}"] } ?? [],
-                                scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 100ms"])
+                                scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 300ms"])
     }
 
     @Test func fiveRestoresOfAFinishingRunEachOpenAndFinish() async throws {

@@ -86,4 +86,16 @@ import Testing
         #expect(back?["s"] as? String == "x")
         #expect(back?["null"] is NSNull)
     }
+
+    @Test("types other than the ones jsonObject makes still convert as before")
+    func foundationConversionOfOtherTypes() {
+        let object: [String: Any] = ["number": NSNumber(value: 7), "int32": Int32(-2), "strings": ["a": "b"] as [String: String],
+                                     "ints": [1, 2] as [Int], "text": NSString(string: "ns")]
+        let expected: JSONValue = ["number": 7, "int32": -2, "strings": ["a": "b"], "ints": [1, 2], "text": "ns"]
+        #expect(JSONValue(foundation: object) == expected)
+        // What is not JSON makes the whole value null.
+        #expect(JSONValue(foundation: ["finite": 1.0, "infinite": Double.infinity] as [String: Any]) == .null)
+        #expect(JSONValue(foundation: Double.nan) == .null)
+        #expect(JSONValue(foundation: -0.0) == .int(0))
+    }
 }

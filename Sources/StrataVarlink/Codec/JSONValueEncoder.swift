@@ -125,6 +125,9 @@ private struct ValueEncoder: Encoder {
     func box<T: Encodable>(_ value: T) throws {
         switch value {
         case let json as JSONValue: slot.content = .value(json)
+        // A reply's objects (`Fetch`): taken whole, not element by element.
+        case let array as [JSONValue]: slot.content = .value(.array(array))
+        case let object as [String: JSONValue]: slot.content = .value(.object(object))
         case let bool as Bool: slot.content = .value(.bool(bool))
         case let string as String: slot.content = .value(.string(string))
         case let double as Double: slot.content = .value(try number(double))

@@ -35,11 +35,13 @@ struct JSONValueWriter {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
+            // Keys in order (the same text for the same value), each member taken with its key
+            // rather than looked up again.
+            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { bytes.append(UInt8(ascii: ",")) }
-                appendString(key)
+                appendString(member.key)
                 bytes.append(UInt8(ascii: ":"))
-                guard append(members[key]!) else { return false }
+                guard append(member.value) else { return false }
             }
             bytes.append(UInt8(ascii: "}"))
         }
