@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataVarlink
 import Synchronization
 import Testing
 @testable import StrataDaemon
@@ -35,12 +36,7 @@ import Testing
 
     static func offer(_ tokens: ClosedRange<Int64>, to inbox: ObserverInbox) -> Bool {
         let items = tokens.map(item)
-        var joined = Data()
-        for (n, item) in items.enumerated() {
-            if n > 0 { joined.append(0) }
-            joined.append(item.message)
-        }
-        return inbox.offer(items, joined: joined)
+        return inbox.offer(items, joined: VarlinkReply.joined(items.map(\.message)))
     }
 
     @Test func directAndQueuedWritesKeepTheOrder() {

@@ -39,7 +39,7 @@ enum StoreFile {
         }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         defer { try? handle.close() }
-        let size = Int((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0)
+        let size = PersistentStore.fileSize(path)
         if size == 0 { return .empty }
         let bytes = [UInt8](handle.readData(ofLength: 100))
         let prefix = Array(bytes.prefix(header.count))
@@ -59,7 +59,7 @@ enum StoreFile {
         let pageCount = Int(u32(28))
         let headerValid = pageCount > 0 && u32(92) == u32(24)
         let walPath = path + "-wal"
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? NSNumber)?.intValue ?? 0
+        let walSize = PersistentStore.fileSize(walPath)
         if headerValid && walSize == 0 && size < pageCount * pageSize {
             throw StoreError(.truncated, path: path, "the file is \(size) bytes but its header describes \(pageCount) pages of \(pageSize) bytes (\(pageCount * pageSize) bytes); it was cut off — restore it from a backup", offset: size)
         }

@@ -81,11 +81,7 @@ actor ObserverFeed {
             }
             if !items.isEmpty {
                 // The bytes every unfiltered, caught-up observer's connection gets: joined once.
-                var joined = Data()
-                for (n, item) in items.enumerated() {
-                    if n > 0 { joined.append(0) }
-                    joined.append(item.message)
-                }
+                let joined = VarlinkReply.joined(items.lazy.map(\.message))
                 for (id, inbox) in inboxes where !inbox.offer(items, joined: joined) { inboxes[id] = nil }
             }
             position = max(position, page.next)

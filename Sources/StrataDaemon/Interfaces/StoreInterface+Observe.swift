@@ -119,13 +119,8 @@ extension StoreInterface {
         /// Sends `transactions` in one write; false when the client went away.
         func send(_ transactions: [(token: Int64, message: Data)]) async -> Bool {
             guard let last = transactions.last else { return true }
-            var messages = Data()
-            for (n, transaction) in transactions.enumerated() {
-                if n > 0 { messages.append(0) }
-                messages.append(transaction.message)
-            }
             do {
-                try await replies.progress(encoded: messages)
+                try await replies.progress(encoded: VarlinkReply.joined(transactions.lazy.map(\.message)))
             } catch {
                 // The client went away (or was closed for overflow): nobody to tell.
                 context.logger.debug("observer gone", metadata: ["strata.store": "\(hosted.name)", "strata.error": "\(error)"])

@@ -33,6 +33,17 @@ public struct VarlinkReply: Sendable, Hashable {
         return reply
     }
 
+    /// Messages encoded beforehand (``VarlinkReplies/message(_:)``) joined by NUL, as
+    /// ``encodedMessages(_:)`` and `progress(encoded:)` take them (the framer adds the last NUL).
+    public static func joined(_ messages: some Sequence<Data>) -> Data {
+        var joined = Data()
+        for (n, message) in messages.enumerated() {
+            if n > 0 { joined.append(0) }
+            joined.append(message)
+        }
+        return joined
+    }
+
     /// The reply as JSON bytes (without the NUL terminator).
     public func encoded() -> Data {
         if let preEncoded { return preEncoded }

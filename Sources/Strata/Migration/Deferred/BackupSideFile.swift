@@ -115,13 +115,12 @@ final class BackupSideFile {
                 // The copy's own error names the copy: the finishing error names the store.
                 throw StoreError(error.code, path: storePath, "the backup copy \(partial.path) could not be read (\(error.reason)); it is copied again")
             }
-            try OnlineBackup.publish(partial, as: destination)
+            return try OnlineBackup.publish(partial, as: destination)
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError.from(error, path: storePath, while: "completing the backup \(destination.path)")
         }
-        return (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
     }
 
     private func reading<T>(_ body: (Database) throws -> T) throws -> T {

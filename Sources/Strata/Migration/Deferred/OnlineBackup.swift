@@ -76,18 +76,17 @@ final class OnlineBackup {
     func complete() throws -> Int {
         close()
         do {
-            try Self.publish(partial, as: destination)
+            return try Self.publish(partial, as: destination)
         } catch {
             throw StoreError.from(error, path: storePath, while: "completing the backup \(destination.path)")
         }
-        return (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
     }
 
     /// Makes the complete copy `partial` the backup `destination`, for the online copy and the
     /// durable side file alike: removes the backup tasks from the copy's own ledger (restored,
     /// it has no backup left to make), checkpoints and syncs it, renames it and syncs the
-    /// directory, so that `destination` exists only whole.
-    static func publish(_ partial: URL, as destination: URL) throws {
+    /// directory, so that `destination` exists only whole. Returns its size in bytes.
+    static func publish(_ partial: URL, as destination: URL) throws -> Int {
         let queue = try DatabaseQueue(path: partial.path)
         try queue.writeWithoutTransaction { db in
             if try db.tableExists(DeferredLedger.table) {
@@ -100,6 +99,7 @@ final class OnlineBackup {
         if fd >= 0 { fdatasync(fd); Foundation.close(fd) }
         try FileManager.default.moveItem(at: partial, to: destination)
         syncDirectory(destination.deletingLastPathComponent())
+        return PersistentStore.fileSize(destination.path)
     }
 
     /// Abandons the copy and removes the partial file.
