@@ -80,6 +80,52 @@ struct LayeringTests {
         }
     }
 
+    /// The public types a file declares at top level, each with its length in lines (from its
+    /// declaration to its closing brace at column 0).
+    static func publicTypes(in file: URL) throws -> [(name: String, lines: Int)] {
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let declaration = try Regex(#"^public (?:indirect )?(?:final )?(?:struct|enum|class|protocol|actor) ([A-Za-z_][A-Za-z0-9_]*)"#)
+        var types: [(name: String, lines: Int)] = []
+        for (index, line) in lines.enumerated() {
+            guard let match = try declaration.prefixMatch(in: line), let name = match.output[1].substring else { continue }
+            let end = line.hasSuffix("{}") ? index : (lines[index...].firstIndex { $0 == "}" } ?? lines.count - 1)
+            types.append((String(name), end - index + 1))
+        }
+        return types
+    }
+
+    /// Every Swift file below `Sources/`.
+    static func allSources() -> [URL] {
+        let sources = library.deletingLastPathComponent()
+        let walker = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
+        return (walker?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "swift" }.sorted { $0.path < $1.path }
+    }
+
+    /// Issue 21: a file holds one public main type. Beside it may stand small helpers (at most
+    /// 25 lines: an option set, a payload, a small enum) and its error type.
+    @Test("each source file declares at most one public main type")
+    func onePublicMainTypePerFile() throws {
+        let files = Self.allSources()
+        #expect(files.count > 200, "the scan finds the sources")
+        var crowded: [String] = []
+        for file in files {
+            let types = try Self.publicTypes(in: file)
+            let main = types.filter { $0.lines > 25 && !$0.name.hasSuffix("Error") }
+            if main.count > 1 {
+                crowded.append("\(file.lastPathComponent): \(main.map { "\($0.name) (\($0.lines) lines)" }.joined(separator: ", "))")
+            }
+        }
+        #expect(crowded.isEmpty, "files with more than one public main type; give each its own file:\n\(crowded.joined(separator: "\n"))")
+    }
+
+    @Test("the file scan sees a file's types and their lengths")
+    func publicTypeScanMeasures() throws {
+        let file = Self.library.appendingPathComponent("Store/TableLayout.swift")
+        let types = try Self.publicTypes(in: file)
+        #expect(types.map(\.name) == ["TableLayout", "ColumnLayout"])
+        #expect(types.first.map { $0.lines > 10 } == true, "\(types)")
+    }
+
     @Test("stratactl reaches SQLite only through the library: no GRDB import")
     func stratactlUsesTheLibraryOnly() throws {
         let folder = Self.library.deletingLastPathComponent().appendingPathComponent("stratactl")
