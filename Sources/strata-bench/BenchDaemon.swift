@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -137,5 +138,36 @@ final class NotifyListener: Sendable {
     func close() {
         stopped.store(true, ordering: .relaxed)
         unlink(path)
+    }
+}
+
+extension BenchDaemon {
+    /// Starts the release stratad serving one store of the crud data set (`Bench 1`, created
+    /// when missing) at `path`: models, configuration, sockets and log under `directory`, named
+    /// with `prefix`. Returns the daemon and its data socket.
+    static func serving(store: String, at path: URL, prefix: String, in directory: URL, executable: URL,
+                        maxConnections: Int) throws -> (BenchDaemon, String) {
+        let models = directory.appending(path: "\(prefix)-models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try ModelFile.encode(CRUDDataSet.model, format: .yaml).write(to: models.appending(path: "Bench 1.yaml"))
+        try "current: Bench 1\nversions:\n  - Bench 1.yaml\n".write(to: models.appending(path: "versions.yaml"), atomically: true, encoding: .utf8)
+        let run = directory.appending(path: "\(prefix)-run")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        let dataSocket = run.appending(path: "data.sock").path
+        let config = directory.appending(path: "\(prefix).yaml").path
+        try """
+            stores:
+              - name: \(store)
+                path: \(path.path)
+                model: \(models.path)
+            sockets:
+              admin: {path: \(run.appending(path: "admin.sock").path), mode: "0600", users: ["\(getuid())"]}
+              data: {path: \(dataSocket), mode: "0600", allow_any_peer: true}
+            limits: {max_connections: \(maxConnections)}
+            log_level: warning
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try BenchDaemon(executable: executable, config: config, log: directory.appending(path: "\(prefix).log").path, notifyDirectory: run)
+        return (daemon, dataSocket)
     }
 }

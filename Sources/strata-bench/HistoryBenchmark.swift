@@ -112,27 +112,8 @@ struct HistoryBenchmark: AsyncParsableCommand {
 
     func fanOut(in directory: URL, report: inout BenchReport, progress: Progress) async throws {
         let executable = try UpgradeBenchmark.stratadExecutable(stratad)
-        let models = directory.appending(path: "fanout-models")
-        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
-        try ModelFile.encode(CRUDDataSet.model, format: .yaml).write(to: models.appending(path: "Bench 1.yaml"))
-        try "current: Bench 1\nversions:\n  - Bench 1.yaml\n".write(to: models.appending(path: "versions.yaml"), atomically: true, encoding: .utf8)
-        let run = directory.appending(path: "fanout-run")
-        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        let dataSocket = run.appending(path: "data.sock").path
-        let config = directory.appending(path: "fanout.yaml").path
-        try """
-            stores:
-              - name: bench
-                path: \(directory.appending(path: "fanout.sqlite").path)
-                model: \(models.path)
-            sockets:
-              admin: {path: \(run.appending(path: "admin.sock").path), mode: "0600", users: ["\(getuid())"]}
-              data: {path: \(dataSocket), mode: "0600", allow_any_peer: true}
-            limits: {max_connections: \(observers + writers + 16)}
-            log_level: warning
-
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try BenchDaemon(executable: executable, config: config, log: directory.appending(path: "fanout.log").path, notifyDirectory: run)
+        let (daemon, dataSocket) = try BenchDaemon.serving(store: "bench", at: directory.appending(path: "fanout.sqlite"), prefix: "fanout",
+                                                           in: directory, executable: executable, maxConnections: observers + writers + 16)
         defer { daemon.stop() }
         progress.say("\(observers) observers, \(writers) writers at \(rate) writes/s for \(seconds)s…")
         let total = rate * seconds

@@ -156,28 +156,8 @@ struct ServeBenchmark: AsyncParsableCommand {
 
     /// Starts the release stratad on the store; returns it and its data socket.
     func startDaemon(in directory: URL, storePath: URL, executable: URL) throws -> (BenchDaemon, String) {
-        let models = directory.appending(path: "serve-models")
-        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
-        try ModelFile.encode(CRUDDataSet.model, format: .yaml).write(to: models.appending(path: "Bench 1.yaml"))
-        try "current: Bench 1\nversions:\n  - Bench 1.yaml\n".write(to: models.appending(path: "versions.yaml"), atomically: true, encoding: .utf8)
-        let run = directory.appending(path: "serve-run")
-        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        let dataSocket = run.appending(path: "data.sock").path
-        let config = directory.appending(path: "serve.yaml").path
-        try """
-            stores:
-              - name: \(ServeOperation.store)
-                path: \(storePath.path)
-                model: \(models.path)
-            sockets:
-              admin: {path: \(run.appending(path: "admin.sock").path), mode: "0600", users: ["\(getuid())"]}
-              data: {path: \(dataSocket), mode: "0600", allow_any_peer: true}
-            limits: {max_connections: \(connections + 16)}
-            log_level: warning
-
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try BenchDaemon(executable: executable, config: config, log: directory.appending(path: "serve.log").path, notifyDirectory: run)
-        return (daemon, dataSocket)
+        try BenchDaemon.serving(store: ServeOperation.store, at: storePath, prefix: "serve", in: directory, executable: executable,
+                                maxConnections: connections + 16)
     }
 }
 

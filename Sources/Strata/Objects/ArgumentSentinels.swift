@@ -14,6 +14,19 @@ struct ArgumentSentinels: Sendable {
     let doubleStep: Double
     let doubleSpan: Double
 
+    /// `operand` with each value this family can stand for replaced by its sentinel for
+    /// `round` (lists item by item); the replaced values are appended to `values` in order.
+    func abstract(_ operand: PredicateOperand, round: Int, _ values: inout [Value]) -> PredicateOperand {
+        switch operand {
+        case .keyPath: return operand
+        case .value(let value):
+            guard let sentinel = sentinel(for: value, index: values.count, round: round) else { return operand }
+            values.append(value)
+            return .value(sentinel)
+        case .list(let items): return .list(items.map { abstract($0, round: round, &values) })
+        }
+    }
+
     /// The sentinel of argument `index` in `round`, of `value`'s type; nil for a type that has
     /// none (the request then cannot be cached by shape).
     func sentinel(for value: Value, index: Int, round: Int) -> Value? {

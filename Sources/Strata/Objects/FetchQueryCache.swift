@@ -118,20 +118,10 @@ final class FetchQueryCache: Sendable {
         case .or(let parts): return .or(parts.map { abstract($0, round: round, &values) })
         case .comparison(var comparison):
             guard comparison.options.isEmpty, comparison.modifier == .direct, plainOperators.contains(comparison.operator) else { return expression }
-            comparison.left = abstract(comparison.left, round: round, &values)
-            comparison.right = abstract(comparison.right, round: round, &values)
+            comparison.left = sentinels.abstract(comparison.left, round: round, &values)
+            comparison.right = sentinels.abstract(comparison.right, round: round, &values)
             return .comparison(comparison)
         }
     }
 
-    private static func abstract(_ operand: PredicateOperand, round: Int, _ values: inout [Value]) -> PredicateOperand {
-        switch operand {
-        case .keyPath: return operand
-        case .value(let value):
-            guard let sentinel = sentinels.sentinel(for: value, index: values.count, round: round) else { return operand }
-            values.append(value)
-            return .value(sentinel)
-        case .list(let items): return .list(items.map { abstract($0, round: round, &values) })
-        }
-    }
 }

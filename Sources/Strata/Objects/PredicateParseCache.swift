@@ -30,7 +30,7 @@ enum PredicateParseCache {
     /// The parsed expression of `format` with `arguments` (standard limits).
     static func parse(_ format: String, arguments: [PredicateOperand]) throws(FetchPredicateError) -> PredicateExpression {
         var values: [Value] = []
-        let abstracted = arguments.map { abstract($0, round: 0, &values) }
+        let abstracted = arguments.map { sentinels.abstract($0, round: 0, &values) }
         guard !values.isEmpty else { return try fullParse(format, arguments) }
         let key = Key(format: format, operands: abstracted)
         switch entries.withLock({ $0[key] }) {
@@ -59,7 +59,7 @@ enum PredicateParseCache {
 
     private static func makeEntry(_ format: String, arguments: [PredicateOperand], count: Int, first: [PredicateOperand]) -> Entry {
         var ignored: [Value] = []
-        let second = arguments.map { abstract($0, round: 1, &ignored) }
+        let second = arguments.map { sentinels.abstract($0, round: 1, &ignored) }
         guard let a = try? fullParse(format, first), let b = try? fullParse(format, second) else { return .notCacheable }
         // Put round 1's sentinels' indexes into round 0's form: the trees must then be equal.
         var seen = Array(repeating: false, count: count)
@@ -74,17 +74,6 @@ enum PredicateParseCache {
     private static let sentinels = ArgumentSentinels(
         stringPrefixes: ["\u{1}strata.argument.a.", "\u{1}strata.argument.b."], intBases: [Int64.min + 3_000_000, Int64.min + 5_000_000],
         doubleBases: [-6.66e-302, -2.22e-302], doubleStep: 1e-311, doubleSpan: 1e-302)
-
-    private static func abstract(_ operand: PredicateOperand, round: Int, _ values: inout [Value]) -> PredicateOperand {
-        switch operand {
-        case .keyPath: return operand
-        case .value(let value):
-            guard let sentinel = sentinels.sentinel(for: value, index: values.count, round: round) else { return operand }
-            values.append(value)
-            return .value(sentinel)
-        case .list(let items): return .list(items.map { abstract($0, round: round, &values) })
-        }
-    }
 
     // MARK: - Trees
 

@@ -35,16 +35,8 @@ enum IndexRelocation {
     static func relocate(index name: String, to newName: String, table: String, sql: String, in db: Database) throws {
         try db.execute(sql: "PRAGMA writable_schema = ON")
         defer { try? db.execute(sql: "PRAGMA writable_schema = OFF") }
-        // A new row rather than an update: SQLite loads the schema in rowid order, and an
-        // index must come after its table.
-        try db.execute(sql: """
-            INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql)
-            SELECT 'index', ?, ?, rootpage, ? FROM sqlite_master WHERE type = 'index' AND name = ?
-            """, arguments: [newName, table, sql, name])
-        guard db.changesCount == 1 else {
-            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "index \(name) to relocate as \(newName) was not found")
-        }
-        try db.execute(sql: "DELETE FROM sqlite_master WHERE type = 'index' AND name = ? AND rowid < (SELECT max(rowid) FROM sqlite_master)", arguments: [name])
+        try reenter(type: "index", name: name, asIndex: newName, on: table, sql: sql, in: db,
+                    missing: "index \(name) to relocate as \(newName) was not found")
         if try db.tableExists("sqlite_stat1") {
             try db.execute(sql: "DELETE FROM sqlite_stat1 WHERE idx IN (?, ?)", arguments: [name, newName])
         }
@@ -133,14 +125,24 @@ enum IndexRelocation {
     static func adopt(table container: String, asIndex name: String, on table: String, sql: String, in db: Database) throws {
         try db.execute(sql: "PRAGMA writable_schema = ON")
         defer { try? db.execute(sql: "PRAGMA writable_schema = OFF") }
+        try reenter(type: "table", name: container, asIndex: name, on: table, sql: sql, in: db,
+                    missing: "the sorted entries \(container) of index \(name) were not found")
+    }
+
+    /// Enters the b-tree of the schema entry `type`/`name` again as index `index` on `table`
+    /// with definition `sql`, and removes the old entry; writable_schema must be on.
+    ///
+    /// A new row rather than an update: SQLite loads the schema in rowid order, and an index
+    /// must come after its table.
+    private static func reenter(type: String, name: String, asIndex index: String, on table: String, sql: String,
+                                in db: Database, missing: @autoclosure () -> String) throws {
         try db.execute(sql: """
             INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql)
-            SELECT 'index', ?, ?, rootpage, ? FROM sqlite_master WHERE type = 'table' AND name = ?
-            """, arguments: [name, table, sql, container])
-        guard db.changesCount == 1 else {
-            throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "the sorted entries \(container) of index \(name) were not found")
-        }
-        try db.execute(sql: "DELETE FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [container])
+            SELECT 'index', ?, ?, rootpage, ? FROM sqlite_master WHERE type = ? AND name = ?
+            """, arguments: [index, table, sql, type, name])
+        guard db.changesCount == 1 else { throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: missing()) }
+        try db.execute(sql: "DELETE FROM sqlite_master WHERE type = ? AND name = ? AND rowid < (SELECT max(rowid) FROM sqlite_master)",
+                       arguments: [type, name])
     }
 
     /// `base`, or `base_2`, `base_3`… : the first name no table, index or trigger has.
