@@ -56,6 +56,30 @@ import Testing
         #expect(detector.evaluate(Self.quiet, at: at(116), local: noon).allowsWork)
     }
 
+    static func lag(_ mib: Double) -> SignalReading {
+        SignalReading(signal: .replication, label: "replica lag of store a", value: mib, threshold: 16, unit: " MiB")
+    }
+
+    /// Issue 23: the replica's lag holds the work while over `max_lag`, and the work goes on
+    /// as soon as it is back under, without a new `idle_after` wait; a load signal still
+    /// restarts the wait.
+    @Test func replicaLagHoldsWithoutRestartingTheWait() {
+        var detector = detector { $0.idleAfter = .seconds(1) }
+        _ = detector.evaluate(Self.quiet + [Self.lag(0)], at: at(0), local: noon)
+        #expect(detector.evaluate(Self.quiet + [Self.lag(2)], at: at(1), local: noon).allowsWork)
+        let held = detector.evaluate(Self.quiet + [Self.lag(40)], at: at(1.2), local: noon)
+        #expect(!held.allowsWork)
+        #expect(held.cause == .signal)
+        #expect(held.reason == "waiting: replica lag of store a 40 MiB > 16 MiB")
+        #expect(detector.quietSince == at(0), "the lag restarted the idle_after wait")
+        let caughtUp = detector.evaluate(Self.quiet + [Self.lag(3)], at: at(1.25), local: noon)
+        #expect(caughtUp.allowsWork, "\(caughtUp.reason)")
+        // A load signal still restarts the wait, lag or not.
+        _ = detector.evaluate([Self.io(31), Self.cpu(2), Self.requests(0), Self.lag(3)], at: at(2), local: noon)
+        #expect(!detector.evaluate(Self.quiet + [Self.lag(0)], at: at(2.5), local: noon).allowsWork)
+        #expect(detector.evaluate(Self.quiet + [Self.lag(0)], at: at(3.5), local: noon).allowsWork)
+    }
+
     @Test func anySingleSignalMakesItBusyAndEveryBusyOneIsNamed() {
         var detector = detector { $0.idleAfter = .zero }
         #expect(detector.evaluate(Self.quiet, at: at(0), local: noon).allowsWork)

@@ -95,6 +95,21 @@ struct IndexSortBufferTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    /// A merge batch seeks in every open run, so the number of runs bounds its cost: a large
+    /// table gets longer runs instead of more (at 16M rows, 245 runs of 65,536 stalled the merge).
+    @Test("a large table is sorted into at most maxRuns runs; a small one into runs of runSize")
+    func runCountIsBounded() {
+        #expect(IndexSortBuffer.runSize(forRows: 0) == IndexSortBuffer.runSize)
+        #expect(IndexSortBuffer.runSize(forRows: 1_000_000) == IndexSortBuffer.runSize)
+        for rows: Int64 in [4_194_304, 4_194_305, 16_000_000, 64_000_003] {
+            let size = Int64(IndexSortBuffer.runSize(forRows: rows))
+            let runs = (rows + size - 1) / size
+            #expect(runs <= Int64(IndexSortBuffer.maxRuns), "\(rows) rows: \(runs) runs of \(size)")
+            #expect(runs >= Int64(IndexSortBuffer.maxRuns) - 1, "\(rows) rows: runs longer than needed (\(size))")
+        }
+        #expect(IndexSortBuffer.runSize(forRows: 16_000_000) == 250_000)
+    }
+
     @Test("a build over more rows than a run sorts several runs and merges them into the index's order")
     func buildMergesSeveralRuns() async throws {
         let directory = TemporaryDirectory("sortruns")

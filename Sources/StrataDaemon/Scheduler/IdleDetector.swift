@@ -5,7 +5,9 @@ import Foundation
 ///
 /// - Any one busy signal makes the machine busy (and the reason names it and by how much).
 /// - The machine is idle only once every signal has been at or below its threshold for
-///   `idle_after` without a break (hysteresis): one busy reading restarts the wait.
+///   `idle_after` without a break (hysteresis): one busy reading restarts the wait. A backlog
+///   signal (``SchedulerSignal/isBacklog``: the replica's lag) holds the work while busy but
+///   restarts no wait: the work goes on as soon as it is back under its bound.
 /// - A pause by the operator, being outside the maintenance window and having used
 ///   `max_runtime` in the current window each stop the work too. (`enabled=false` only keeps
 ///   the scheduler from starting work by itself: idle-respecting requests still follow the
@@ -59,8 +61,10 @@ public struct IdleDetector: Sendable {
     public mutating func evaluate(_ readings: [SignalReading], at now: ContinuousClock.Instant, local: LocalTime) -> Verdict {
         // Hysteresis: signals are followed even while paused or outside the window, so that
         // the wait is already served when those end.
+        // A backlog (the replica's lag) holds the work but is no load: it does not restart
+        // the wait, so the work goes on as soon as the replica has caught up.
         let busy = readings.filter(\.isBusy)
-        if !busy.isEmpty {
+        if busy.contains(where: { !$0.signal.isBacklog }) {
             quietSince = nil
         } else if quietSince == nil {
             quietSince = now

@@ -75,12 +75,19 @@ public actor IdleScheduler: DeferredWorkScheduler {
         ])
         while !Task.isCancelled {
             await tick()
-            let interval = work == nil ? detector.settings.sampleInterval : detector.settings.runSampleInterval
+            // While the work runs, or only the replica's lag holds it, sample as often as a
+            // running batch does: the work goes on within a sample of the replica catching up.
+            let interval = work == nil && !heldByBacklog ? detector.settings.sampleInterval : detector.settings.runSampleInterval
             do { try await clock.sleep(for: interval) } catch { break }
         }
         gate.set(open: false)
         await work?.value
         logger.info("idle scheduler stopped")
+    }
+
+    /// Whether the verdict holds the work only for a backlog signal (the replica's lag).
+    private var heldByBacklog: Bool {
+        verdict.cause == .signal && !verdict.busy.isEmpty && verdict.busy.allSatisfy(\.signal.isBacklog)
     }
 
     /// Reads the signals once, decides, opens or closes the gate, and starts work when idle.

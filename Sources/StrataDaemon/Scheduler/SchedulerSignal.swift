@@ -23,6 +23,12 @@ public enum SchedulerSignal: String, Sendable, Hashable, CaseIterable {
 
     /// Every signal but logind's (which tracks user sessions, not load).
     public static let defaults: Set<SchedulerSignal> = [.requests, .transactions, .cpu, .io, .cgroup, .load, .replication]
+
+    /// Whether the signal measures a backlog the work itself makes (the replica's lag), not
+    /// load to wait out: it holds work while above its threshold and lets it go on as soon as
+    /// it is back at or below, without restarting the `idle_after` wait — the way gh-ost
+    /// throttles on replica lag. A load signal's busy reading restarts that wait.
+    public var isBacklog: Bool { self == .replication }
 }
 
 /// One reading of one signal: its value against its threshold.

@@ -162,11 +162,17 @@ extension DeferredFinisher {
         }
         // 1. Sort the table's entries into runs (the buffer reads the store: no lock), a run at a time.
         if build.collected != Int64.max {
+            // Runs long enough that the table fits in `maxRuns` of them (rowid span: the b-tree's two ends).
+            let table = quoteIdentifier(build.table)
+            let span = try await store.database.read { db in
+                try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \(table)") ?? 0
+            }
+            let runSize = IndexSortBuffer.runSize(forRows: span)
             while true {
                 guard await mayContinue() else { return nil }
                 let batchStart = ContinuousClock.now
                 let n = build.runs ?? 0
-                guard let (upper, sawNull) = try buffer.sortRun(n, from: build.table, after: build.collected,
+                guard let (upper, sawNull) = try buffer.sortRun(n, from: build.table, after: build.collected, size: runSize,
                                                                shouldContinue: options.shouldContinue, interruptRequested: options.interruptRequested) else {
                     return nil   // stopped: that run is sorted again
                 }
@@ -322,6 +328,7 @@ extension DeferredFinisher {
         _ = try? writer { db in
             if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_database_list WHERE name = ?", arguments: [IndexSortBuffer.attachment]) ?? false {
                 try db.execute(sql: "DETACH DATABASE \(IndexSortBuffer.attachment)")
+                db.clearSchemaCache()   // and the merge's cached statements over the runs
             }
         }
     }

@@ -41,11 +41,21 @@ final class IndexSortBuffer: Sendable {
     /// sorted and written in one step that no interrupt can stop (1 MB: at most 57–81 ms at 4M
     /// rows; with 16 MB it was up to 520 ms).
     static let sortCacheSize = -1024
-    /// Entries per run: the unit of work of the sort (what a crash or an interrupt can lose:
-    /// about 0.1 s of sorting, so that restarts a fraction of a second apart still progress),
-    /// and few enough runs to merge (16 at 1M rows, 256 at 16M: a merge batch costs a few seeks
-    /// per open run).
+    /// Entries per run, at least: the unit of work of the sort (what a crash or an interrupt
+    /// can lose: about 0.1 s of sorting, so that restarts a fraction of a second apart still
+    /// progress). A larger table gets longer runs (``runSize(forRows:)``).
     static let runSize = 65_536
+    /// The most runs a build sorts into: every merge batch makes a few seeks per open run, so
+    /// their number bounds a batch's cost. With runs of ``runSize`` at 16M rows there were 245,
+    /// and a merge batch's seeks alone outran its budget: the build stalled (400 entries a
+    /// second). 64 runs: 16 at 1M rows, 64 from 4.2M rows on (250,000 entries each at 16M).
+    static let maxRuns = 64
+
+    /// The run size for a table of about `rows` rows: ``runSize``, or longer so that the table
+    /// fits in ``maxRuns`` runs.
+    static func runSize(forRows rows: Int64) -> Int {
+        max(runSize, Int((max(rows, 0) + Int64(maxRuns) - 1) / Int64(maxRuns)))
+    }
 
     /// Opens the buffer of the build `identity` (its container's name) at `path`: the one
     /// left there by an earlier run of the same build, with its runs from `runs` on dropped

@@ -11,6 +11,9 @@ import GRDB
 /// seeks per run plus the entries it appends, whatever the data's shape.
 ///
 /// Runs on the store's writer connection, the buffer attached as ``IndexSortBuffer/attachment``.
+/// Its seeks are the same few statements per run, batch after batch: they are prepared once
+/// (the connection's statement cache), not compiled again at every seek — at 16M rows a batch
+/// makes about 1,500 of them over 244 runs.
 struct SortedRunMerge {
     let keys: [IndexSortBuffer.Key]
     /// Each run's length.
@@ -32,7 +35,8 @@ struct SortedRunMerge {
     }
 
     private func entry(_ n: Int, at position: Int64, in db: Database) throws -> [DatabaseValue] {
-        guard let row = try Row.fetchOne(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(run(n)) WHERE rowid = ?", arguments: [position]) else {
+        let statement = try db.cachedStatement(sql: "SELECT \(columns.joined(separator: ", ")) FROM \(run(n)) WHERE rowid = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [position]) else {
             throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "the sort buffer's run \(n) has no entry at position \(position)")
         }
         return (0..<row.count).map { row[$0] as DatabaseValue }
@@ -41,14 +45,14 @@ struct SortedRunMerge {
     private func isNotAfter(_ a: [DatabaseValue], _ b: [DatabaseValue], in db: Database) throws -> Bool {
         let n = a.count
         let sql = "SELECT " + notAfter((1...n).map { "?\($0)" }, (1...n).map { "?\(n + $0)" })
-        return try Bool.fetchOne(db, sql: sql, arguments: StatementArguments(a + b)) ?? false
+        return try Bool.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(a + b)) ?? false
     }
 
     /// Whether the entry of run `n` at `position` is at or before `bound` (one seek).
     private func runEntry(_ n: Int, at position: Int64, notAfter bound: [DatabaseValue], in db: Database) throws -> Bool {
         let marks = (1...bound.count).map { "?\($0 + 1)" }
         let sql = "SELECT EXISTS (SELECT 1 FROM \(run(n)) WHERE rowid = ?1 AND \(notAfter(columns, marks)))"
-        return try Bool.fetchOne(db, sql: sql, arguments: StatementArguments([position.databaseValue] + bound)) ?? false
+        return try Bool.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments([position.databaseValue] + bound)) ?? false
     }
 
     /// The positions after the next batch of about `size` entries, from `positions`.
