@@ -17,7 +17,8 @@ import GRDBSQLite
 /// a rollback journal (appends are not journaled; a process crash cannot tear a run), the
 /// ledger records how many runs exist and how far each was merged, and a reopened buffer
 /// drops any run the ledger does not know (sorted after the ledger's last commit). A crash
-/// loses at most the run being sorted (at most ``runSize`` entries, about 0.1 s of work).
+/// loses at most the run being sorted (``runSize`` entries, about 0.1 s of work, up to 4.2M
+/// rows; a 64th of the table beyond, about 0.4 s at 16M rows).
 ///
 /// The buffer reads the store through an attachment of its own connection (a reader: it
 /// never writes the store); the store's writer attaches the buffer to merge from it. Every
