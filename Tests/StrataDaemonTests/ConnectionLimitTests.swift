@@ -18,7 +18,10 @@ struct ConnectionLimitTests {
         defer { sandbox.remove() }
         try sandbox.writeConfig(limits: limits.isEmpty ? "" : "limits:\n" + limits, dataAnyPeer: dataAnyPeer)
         let daemon = try DaemonProcess(config: sandbox.configPath)
+        // Both sockets: the daemon binds them one after the other, and a test that goes
+        // straight to the data socket could otherwise find it not yet there.
         try await waitForSocket(sandbox.adminSocket)
+        try await waitForSocket(sandbox.dataSocket)
         try await body(sandbox, daemon)
         await daemon.stop()
     }
