@@ -20,14 +20,7 @@ final class StrataCRUDWorkload: CRUDWorkload {
     func insert(_ range: Range<Int>) throws {
         for i in range {
             let row = data.row(i)
-            let object = try context.insert(CRUDDataSet.entityName)
-            object["tailNumber"] = .string(row.tailNumber)
-            object["aircraftType"] = .string(row.aircraftType)
-            object["seats"] = .int(row.seats)
-            object["flightHours"] = .double(row.flightHours)
-            object["colorScheme.primary"] = .string(row.primary)
-            object["colorScheme.secondary"] = .string(row.secondary)
-            object["colorScheme.tertiary"] = .string(row.tertiary)
+            try row.insert(into: context, tailNumber: row.tailNumber)
         }
         try context.save()
         // A bulk import forgets saved objects between batches, as with Core Data's reset().
@@ -73,4 +66,18 @@ final class StrataCRUDWorkload: CRUDWorkload {
     }
 
     func close() throws { try store.close() }
+}
+
+extension CRUDDataSet.Row {
+    /// Inserts the row as an `Aircraft` object into `context` (not saved), with `tailNumber`.
+    func insert(into context: ObjectContext, tailNumber: String) throws {
+        let object = try context.insert(CRUDDataSet.entityName)
+        object["tailNumber"] = .string(tailNumber)
+        object["aircraftType"] = .string(aircraftType)
+        object["seats"] = .int(seats)
+        object["flightHours"] = .double(flightHours)
+        object["colorScheme.primary"] = .string(primary)
+        object["colorScheme.secondary"] = .string(secondary)
+        object["colorScheme.tertiary"] = .string(tertiary)
+    }
 }

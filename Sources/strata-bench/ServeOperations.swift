@@ -78,7 +78,7 @@ enum ServeOperation: String, CaseIterable {
         case .fetchByPredicate:
             return try context.fetch(CRUDDataSet.entityName, where: CRUDDataSet.fetchFormat, data.fetchColor(n)).count
         case .insert:
-            try Self.insert(data.row(n), tag: "P-\(n)", into: context)
+            try data.row(n).insert(into: context, tailNumber: "P-\(n)")
             try context.save()
             return 1
         case .update:
@@ -88,20 +88,9 @@ enum ServeOperation: String, CaseIterable {
             try context.save()
             return 1
         case .batch:
-            for i in 0..<Self.batchSize { try Self.insert(data.row(n &* Self.batchSize &+ i), tag: "PB-\(n)-\(i)", into: context) }
+            for i in 0..<Self.batchSize { try data.row(n &* Self.batchSize &+ i).insert(into: context, tailNumber: "PB-\(n)-\(i)") }
             try context.save()
             return Self.batchSize
         }
-    }
-
-    private static func insert(_ row: CRUDDataSet.Row, tag: String, into context: ObjectContext) throws {
-        let object = try context.insert(CRUDDataSet.entityName)
-        object["tailNumber"] = .string(tag)
-        object["aircraftType"] = .string(row.aircraftType)
-        object["seats"] = .int(row.seats)
-        object["flightHours"] = .double(row.flightHours)
-        object["colorScheme.primary"] = .string(row.primary)
-        object["colorScheme.secondary"] = .string(row.secondary)
-        object["colorScheme.tertiary"] = .string(row.tertiary)
     }
 }
