@@ -48,7 +48,7 @@ final class IndexSortBuffer: Sendable {
     static let runSize = 65_536
     /// The most runs a build sorts into: every merge batch makes a few seeks per open run, so
     /// their number bounds a batch's cost. With runs of ``runSize`` at 16M rows there were 245,
-    /// and a merge batch's seeks alone outran its budget: the build stalled (400 entries a
+    /// and a merge batch's seeks alone outran its budget: the build stalled (about 360 entries a
     /// second). 64 runs: 16 at 1M rows, 64 from 4.2M rows on (250,000 entries each at 16M).
     static let maxRuns = 64
 

@@ -13,7 +13,7 @@ import GRDB
 /// Runs on the store's writer connection, the buffer attached as ``IndexSortBuffer/attachment``.
 /// Its seeks are the same few statements per run, batch after batch: they are prepared once
 /// (the connection's statement cache), not compiled again at every seek — at 16M rows a batch
-/// makes about 1,500 of them over 244 runs.
+/// makes about 1,500 of them over 245 runs.
 struct SortedRunMerge {
     let keys: [IndexSortBuffer.Key]
     /// Each run's length.
