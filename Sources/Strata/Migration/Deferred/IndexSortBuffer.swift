@@ -72,9 +72,13 @@ final class IndexSortBuffer: Sendable {
         configuration.prepareDatabase { db in
             // Before the store is attached: journal_mode without a schema name would change
             // every attached database's. A rollback journal keeps a run whole through a
-            // process crash; new pages (a run's) are not journaled.
+            // process crash; new pages (a run's) are not journaled. `NORMAL`: each run is
+            // synced when it commits, before the ledger counts it, so that a power loss cannot
+            // take a run the ledger knows (with `OFF` a reopened buffer could lack one, and the
+            // merge would fail on it); it also keeps the buffer from piling up as dirty pages
+            // (about 500 MB at 16M rows). One sync per run: 16 at 1M rows, 65 at 16M.
             try db.execute(sql: "PRAGMA main.journal_mode = TRUNCATE")
-            try db.execute(sql: "PRAGMA main.synchronous = OFF")
+            try db.execute(sql: "PRAGMA main.synchronous = NORMAL")
             try db.execute(sql: "PRAGMA main.cache_size = \(Self.cacheSize)")
             try db.execute(sql: "PRAGMA temp_store = FILE")
         }
