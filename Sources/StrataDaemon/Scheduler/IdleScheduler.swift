@@ -40,6 +40,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
     private var lastStore: String?
     private var failedAt: [String: ContinuousClock.Instant] = [:]
     private var nothingPending = false
+    /// When the history upkeep last started (it keeps the idle cadence while the lag holds the work).
+    private var lastUpkeep: ContinuousClock.Instant?
     /// The stores as last sampled: status() tells from them which run holds a store.
     private var lastStores: [HostedStore] = []
 
@@ -103,8 +105,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
         }
         decide(at: now)
         // History upkeep (gaps; retention when idle) runs beside the tick, never while
-        // deferred work runs (the writer is the finisher's).
-        if work == nil {
+        // deferred work runs (the writer is the finisher's). While only the replica's lag holds
+        // the work the loop samples every 25 ms; the upkeep, a visit to each store's writer,
+        // keeps the idle sampling cadence.
+        if work == nil, !heldByBacklog || lastUpkeep.map({ now - $0 >= detector.settings.sampleInterval }) ?? true {
+            lastUpkeep = now
             let idle = verdict.allowsWork && detector.settings.enabled && gate.allowsIdleWork
             for hosted in all { HistoryPurger.start(hosted, purge: idle) }
         }
