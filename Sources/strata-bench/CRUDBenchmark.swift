@@ -72,10 +72,7 @@ struct CRUDBenchmark: ParsableCommand {
 
         // Insert.
         progress.say("insert \(rows) rows in batches of \(batchSize)…")
-        var insertTimes = [Duration.zero, Duration.zero]
-        for (round, batch) in data.insertBatches.enumerated() {
-            for (i, side) in Self.turns(sides, round: round) { insertTimes[i] += try Self.time { try side.insert(batch) } }
-        }
+        let insertTimes = try Self.timeInTurns(sides, data.insertBatches) { _, side, batch in try side.insert(batch) }
         report.add(BenchFigure(key: "insert", label: "insert \(rows) rows", unit: "ms", strata: insertTimes[1].milliseconds, raw: insertTimes[0].milliseconds))
         report.add(BenchFigure(key: "insert_rate", label: "insert rate", unit: "rows/s", strata: Double(rows) / insertTimes[1].seconds,
                                raw: Double(rows) / insertTimes[0].seconds, higherIsBetter: true))
@@ -99,13 +96,9 @@ struct CRUDBenchmark: ParsableCommand {
         // Update and delete 10%.
         for (key, batches) in [("update", data.updateBatches), ("delete", data.deleteBatches)] {
             progress.say("\(key) 10%…")
-            var times = [Duration.zero, Duration.zero]
             var counts = [0, 0]
-            for (round, colors) in batches.enumerated() {
-                for (i, side) in Self.turns(sides, round: round) {
-                    try side.prepareBatch(colors: colors)
-                    times[i] += try Self.time { counts[i] += key == "update" ? try side.updatePrepared() : try side.deletePrepared() }
-                }
+            let times = try Self.timeInTurns(sides, batches, prepare: { side, colors in try side.prepareBatch(colors: colors) }) { i, side, _ in
+                counts[i] += key == "update" ? try side.updatePrepared() : try side.deletePrepared()
             }
             if counts[0] != counts[1] { throw BenchError("\(key) touched \(counts[0]) rows with raw GRDB but \(counts[1]) with Strata") }
             report.add(BenchFigure(key: key, label: "\(key) \(counts[1]) rows", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
@@ -120,6 +113,22 @@ struct CRUDBenchmark: ParsableCommand {
     static func turns<Side>(_ sides: [Side], round: Int) -> [(offset: Int, element: Side)] {
         let enumerated = sides.enumerated().map { (offset: $0.offset, element: $0.element) }
         return round % 2 == 0 ? enumerated : enumerated.reversed()
+    }
+
+    /// Each side's total time of `measure` over `rounds`, the sides taking turns in each round
+    /// (``turns(_:round:)``); `prepare` runs before each measured step, untimed. `measure` gets
+    /// the side's index.
+    static func timeInTurns<Side, Round>(_ sides: [Side], _ rounds: some Sequence<Round>,
+                                         prepare: (Side, Round) throws -> Void = { _, _ in },
+                                         measure: (Int, Side, Round) throws -> Void) rethrows -> [Duration] {
+        var times = Array(repeating: Duration.zero, count: sides.count)
+        for (round, item) in rounds.enumerated() {
+            for (i, side) in turns(sides, round: round) {
+                try prepare(side, item)
+                times[i] += try time { try measure(i, side, item) }
+            }
+        }
+        return times
     }
 
     static func time(_ body: () throws -> Void) rethrows -> Duration {

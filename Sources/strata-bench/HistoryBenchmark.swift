@@ -72,37 +72,23 @@ struct HistoryBenchmark: AsyncParsableCommand {
         let sides = [StrataCRUDWorkload(store: off, data: data), StrataCRUDWorkload(store: on, data: data)]
         defer { for side in sides { try? side.close() } }
         progress.say("insert \(rows) rows in batches of \(batchSize), history off and on…")
-        var times = [Duration.zero, Duration.zero]
-        for (round, batch) in data.insertBatches.enumerated() {
-            for (i, side) in CRUDBenchmark.turns(sides, round: round) { times[i] += try CRUDBenchmark.time { try side.insert(batch) } }
-        }
+        var times = try CRUDBenchmark.timeInTurns(sides, data.insertBatches) { _, side, batch in try side.insert(batch) }
         report.add(BenchFigure(key: "insert", label: "insert \(rows) rows (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         progress.say("update 10%…")
-        times = [.zero, .zero]
-        for (round, colors) in data.updateBatches.enumerated() {
-            for (i, side) in CRUDBenchmark.turns(sides, round: round) {
-                try side.prepareBatch(colors: colors)
-                times[i] += try CRUDBenchmark.time { _ = try side.updatePrepared() }
-            }
+        times = try CRUDBenchmark.timeInTurns(sides, data.updateBatches, prepare: { side, colors in try side.prepareBatch(colors: colors) }) { _, side, _ in
+            _ = try side.updatePrepared()
         }
         report.add(BenchFigure(key: "update", label: "update 10% (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         progress.say("delete another 10%…")
-        times = [.zero, .zero]
-        for (round, colors) in data.deleteBatches.enumerated() {
-            for (i, side) in CRUDBenchmark.turns(sides, round: round) {
-                try side.prepareBatch(colors: colors)
-                times[i] += try CRUDBenchmark.time { _ = try side.deletePrepared() }
-            }
+        times = try CRUDBenchmark.timeInTurns(sides, data.deleteBatches, prepare: { side, colors in try side.prepareBatch(colors: colors) }) { _, side, _ in
+            _ = try side.deletePrepared()
         }
         report.add(BenchFigure(key: "delete", label: "delete 10% (batches)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         if single > 0 {
             progress.say("\(single) one-object saves…")
             let singles = CRUDDataSet(rows: rows + single, batchSize: 1)
             let workloads = [StrataCRUDWorkload(store: off, data: singles), StrataCRUDWorkload(store: on, data: singles)]
-            times = [.zero, .zero]
-            for n in rows..<(rows + single) {
-                for (i, side) in CRUDBenchmark.turns(workloads, round: n) { times[i] += try CRUDBenchmark.time { try side.insert(n..<(n + 1)) } }
-            }
+            times = try CRUDBenchmark.timeInTurns(workloads, rows..<(rows + single)) { _, side, n in try side.insert(n..<(n + 1)) }
             report.add(BenchFigure(key: "insert_single", label: "insert \(single) × 1 object", unit: "saves/s",
                                    strata: Double(single) / times[1].seconds, raw: Double(single) / times[0].seconds, higherIsBetter: true))
         }
