@@ -49,6 +49,7 @@ let package = Package(
         ),
         // Varlink: codec, NIO server and client, and the typed io.strata.Admin / io.strata.Store
         // (no Strata, no systemd, no service-lifecycle: stratactl links it).
+        // The Swift side of varlink/*.varlink is generated at build time (VarlinkCodegenPlugin).
         .target(
             name: "StrataVarlink",
             dependencies: [
@@ -58,8 +59,13 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            plugins: ["VarlinkCodegenPlugin"]
         ),
+        // The generator: varlink/*.varlink and their .swift.json notes to Swift (Foundation only).
+        .target(name: "VarlinkCodegen"),
+        .executableTarget(name: "strata-varlink-codegen", dependencies: ["VarlinkCodegen"]),
+        .plugin(name: "VarlinkCodegenPlugin", capability: .buildTool(), dependencies: ["strata-varlink-codegen"]),
         .target(
             name: "StrataDaemon",
             dependencies: [
@@ -140,6 +146,7 @@ let package = Package(
             name: "StrataVarlinkTests",
             dependencies: [
                 "StrataVarlink",
+                "VarlinkCodegen",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

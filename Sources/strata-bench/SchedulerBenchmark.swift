@@ -345,28 +345,21 @@ final class BenchClients: Sendable {
 
 /// The benchmark's model: version 1 → 2 drops an attribute (a table rewrite) and adds an index.
 enum BenchModel {
-    static let v1 = """
-        version: Bench 1
+    static let v1 = version(1, lastly: "      - {name: legacyNote, type: string}")
+    static let v2 = version(2, lastly: "    indexes:\n      - name: byRank\n        elements: [rank]")
+
+    /// `Bench N`: Item's name, payload and rank, then `lastly` (v1's extra attribute, v2's index).
+    private static func version(_ number: Int, lastly: String) -> String {
+        """
+        version: Bench \(number)
         entities:
           - name: Item
             attributes:
               - {name: name, type: string}
               - {name: payload, type: string}
               - {name: rank, type: int64}
-              - {name: legacyNote, type: string}
-        """
-    static let v2 = """
-        version: Bench 2
-        entities:
-          - name: Item
-            attributes:
-              - {name: name, type: string}
-              - {name: payload, type: string}
-              - {name: rank, type: int64}
-            indexes:
-              - name: byRank
-                elements: [rank]
-        """
+        """ + "\n" + lastly
+    }
 
     static func write(in directory: URL) throws -> URL {
         let models = directory.appending(path: "models")

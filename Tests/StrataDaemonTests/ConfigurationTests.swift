@@ -70,7 +70,7 @@ struct ConfigurationTests {
     @Test func interfaceFilesMatchTheServedDefinitions() throws {
         for (file, served) in [("io.strata.Admin", StrataAdmin.definition), ("io.strata.Store", StrataStore.definition)] {
             let text = try String(contentsOf: Paths.packageRoot.appendingPathComponent("varlink/\(file).varlink"), encoding: .utf8)
-            #expect(text.trimmingCharacters(in: .newlines) == served.trimmingCharacters(in: .newlines), "regenerate InterfaceDefinitions.swift from varlink/\(file).varlink")
+            #expect(text.trimmingCharacters(in: .newlines) == served.trimmingCharacters(in: .newlines), "the build generates the definition from varlink/\(file).varlink: rebuild")
         }
     }
 

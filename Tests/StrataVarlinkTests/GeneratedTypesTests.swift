@@ -1,95 +1,135 @@
 import Foundation
 import Testing
+@testable import VarlinkCodegen
 
-/// The Swift types of the interfaces (the named types in Strata{Admin,Store}+Types.swift, the
-/// methods in Strata{Admin,Store}+Methods.swift, the errors in Strata{Admin,Store}+Errors.swift) are generated from the .varlink files by
-/// scripts/generate-varlink-types.py: a changed .varlink makes the check fail, and notes in the
-/// .swift.json about a field the .varlink does not declare are refused with its name.
+/// The Swift types of the interfaces (the named types, each method's Parameters and Reply, the
+/// errors and the typed Failure, the served definitions) are generated at build time from the
+/// .varlink files by VarlinkCodegen (Plugins/VarlinkCodegenPlugin): a changed .varlink changes the
+/// generated Swift, and notes in the .swift.json that disagree with the .varlink are refused with
+/// the declaration's name.
 @Suite struct GeneratedTypesTests {
     static let packageRoot = InterfaceDefinitionTests.packageRoot
 
-    /// A copy of varlink/ and the generated files in a fresh directory, `change` applied to the
-    /// Admin .varlink (or its notes), then the generator's `--check` on it: exit status and stderr.
-    static func check(changing file: String, _ change: (String) -> String) throws -> (status: Int32, output: String) {
+    /// A copy of varlink/ in a fresh directory with `change` applied to `file`, then the generator
+    /// on it: the generated files by name.
+    static func generate(changing file: String, _ change: (String) -> String) throws -> [String: String] {
         let manager = FileManager.default
         let root = packageRoot.appendingPathComponent(".build/generated-types-\(UUID().uuidString)")
         defer { try? manager.removeItem(at: root) }
-        let interfaces = root.appendingPathComponent("Sources/StrataVarlink/Interfaces")
-        try manager.createDirectory(at: interfaces, withIntermediateDirectories: true)
-        try manager.copyItem(at: packageRoot.appendingPathComponent("varlink"), to: root.appendingPathComponent("varlink"))
-        for name in ["StrataAdmin+Types.swift", "StrataStore+Types.swift", "StrataAdmin+Methods.swift", "StrataStore+Methods.swift",
-                     "StrataAdmin+Errors.swift", "StrataStore+Errors.swift"] {
-            try manager.copyItem(at: packageRoot.appendingPathComponent("Sources/StrataVarlink/Interfaces/\(name)"),
-                                 to: interfaces.appendingPathComponent(name))
-        }
-        let changed = root.appendingPathComponent("varlink/\(file)")
+        try manager.createDirectory(at: root, withIntermediateDirectories: true)
+        let varlink = root.appendingPathComponent("varlink")
+        try manager.copyItem(at: packageRoot.appendingPathComponent("varlink"), to: varlink)
+        let changed = varlink.appendingPathComponent(file)
         try change(try String(contentsOf: changed, encoding: .utf8)).write(to: changed, atomically: true, encoding: .utf8)
-
-        let process = Process()
-        process.executableURL = packageRoot.appendingPathComponent("scripts/generate-varlink-types.py")
-        process.arguments = ["--check", "--root", root.path]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        return Dictionary(uniqueKeysWithValues: try Generator.generate(varlinkDirectory: varlink).map { ($0.name, $0.text) })
     }
 
-    @Test func theUnchangedCopyPasses() throws {
-        let result = try Self.check(changing: "io.strata.Admin.varlink") { $0 }
-        #expect(result.status == 0, "\(result.output)")
+    @Test func theUnchangedFilesGenerateEveryOutput() throws {
+        let files = try Self.generate(changing: "io.strata.Admin.varlink") { $0 }
+        #expect(files.keys.sorted() == Generator.outputNames.sorted())
+        let methods = try #require(files["StrataAdmin+Methods.swift"])
+        #expect(methods.contains("    public enum FinishDeferred: VarlinkMethod {"))
+        #expect(methods.contains("            public var wait: Bool?"))
+        let errors = try #require(files["StrataStore+Errors.swift"])
+        #expect(errors.contains("            case \"io.strata.Store.NoSuchStore\":"))
+        let definitions = try #require(files["InterfaceDefinitions.swift"])
+        #expect(definitions.contains("        interface io.strata.Admin\n"))
     }
 
-    /// A change to a copy of varlink/ and what the generator's `--check` must say of it.
-    struct Change: Sendable, CustomTestStringConvertible {
+    /// A change to the .varlink and what the generated Swift then says (and no longer says).
+    struct Regenerated: Sendable, CustomTestStringConvertible {
+        var what: String
+        var replacing: String
+        var with: String
+        var file: String
+        var says: String
+        var saidBefore: String
+        var testDescription: String { what }
+    }
+
+    static let regenerated: [Regenerated] = [
+        Regenerated(what: "a changed field", replacing: "  requests: int,\n", with: "  requests: float,\n", file: "StrataAdmin+Types.swift",
+                    says: "public var requests: Double", saidBefore: "public var requests: Int\n"),
+        Regenerated(what: "a changed method", replacing: "method Pending(store: ?string)", with: "method Pending(store: string)",
+                    file: "StrataAdmin+Methods.swift", says: "public init(store: String = nil) {", saidBefore: "public init(store: String? = nil) {"),
+        Regenerated(what: "a changed enum", replacing: "  state: (ready, failed, closed),\n", with: "  state: (ready, failed, closed, draining),\n",
+                    file: "StrataAdmin+Types.swift", says: "case ready, failed, closed, draining", saidBefore: "case ready, failed, closed\n"),
+        Regenerated(what: "a changed error", replacing: "error InvalidSetting (key: string, value: string, reason: string)",
+                    with: "error InvalidSetting (key: string, value: ?string, reason: string)",
+                    file: "StrataAdmin+Errors.swift", says: "public var value: String?", saidBefore: "public var value: String\n"),
+    ]
+
+    @Test(arguments: regenerated)
+    func aChangedVarlinkChangesTheSwift(_ change: Regenerated) throws {
+        let before = try #require(try Self.generate(changing: "io.strata.Admin.varlink") { $0 }[change.file])
+        let after = try #require(try Self.generate(changing: "io.strata.Admin.varlink") {
+            $0.replacingOccurrences(of: change.replacing, with: change.with)
+        }[change.file])
+        #expect(before.contains(change.saidBefore) && !before.contains(change.says), "the unchanged file")
+        #expect(after.contains(change.says) && !after.contains(change.saidBefore), "\(after)")
+    }
+
+    /// A change to a copy of varlink/ that the generator refuses, and what its error must say.
+    struct Refused: Sendable, CustomTestStringConvertible {
         var what: String
         var file: String
         var replacing: String
         var with: String
-        /// What the output must say (the check exits 1).
         var says: String
-        /// What the output must not name.
-        var notNaming: [String] = []
         var testDescription: String { what }
     }
 
-    static let changes: [Change] = [
-        Change(what: "a changed field", file: "io.strata.Admin.varlink", replacing: "  requests: int,\n", with: "  requests: float,\n",
-               says: "StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh"),
-        Change(what: "a changed method", file: "io.strata.Admin.varlink",
-               replacing: "method Pending(store: ?string)", with: "method Pending(store: string)",
-               says: "StrataAdmin+Methods.swift differs from varlink/: run scripts/generate-varlink-definitions.sh",
-               notNaming: ["StrataAdmin+Types.swift"]),
-        Change(what: "a changed enum", file: "io.strata.Admin.varlink",
-               replacing: "  state: (ready, failed, closed),\n", with: "  state: (ready, failed, closed, draining),\n",
-               says: "StrataAdmin+Types.swift differs from varlink/: run scripts/generate-varlink-definitions.sh",
-               notNaming: ["StrataAdmin+Errors.swift"]),
-        Change(what: "a changed error", file: "io.strata.Admin.varlink",
-               replacing: "error InvalidSetting (key: string, value: string, reason: string)",
-               with: "error InvalidSetting (key: string, value: ?string, reason: string)",
-               says: "StrataAdmin+Errors.swift differs from varlink/: run scripts/generate-varlink-definitions.sh",
-               notNaming: ["StrataAdmin+Types.swift", "StrataAdmin+Methods.swift"]),
-        Change(what: "an error alias with other fields", file: "io.strata.Store.varlink",
-               replacing: "error StoreUnavailable (store: string, reason: string)",
-               with: "error StoreUnavailable (store: string, since: ?string, reason: string)",
-               says: "io.strata.Admin.StoreUnavailable: the alias StrataStore.StoreUnavailable has other fields"),
-        Change(what: "notes about a method the IDL lacks", file: "io.strata.Admin.varlink",
-               replacing: "method Metrics() -> (text: string)\n", with: "",
-               says: "io.strata.Admin.Metrics: in io.strata.Admin.swift.json's methods, not a method of the .varlink"),
-        Change(what: "notes about a field the IDL lacks", file: "io.strata.Admin.varlink", replacing: "  requests: int,\n", with: "",
-               says: "io.strata.Admin.StoreInfo.requests: in the .swift.json, not in the .varlink"),
-        Change(what: "a Swift type of other optionality", file: "io.strata.Store.varlink", replacing: "  id: ?int,\n", with: "  id: int,\n",
-               says: "io.strata.Store.Operation.id: the .swift.json type 'Int64?' and the IDL's 'int' differ in optionality"),
+    static let refused: [Refused] = [
+        Refused(what: "an error alias with other fields", file: "io.strata.Store.varlink",
+                replacing: "error StoreUnavailable (store: string, reason: string)",
+                with: "error StoreUnavailable (store: string, since: ?string, reason: string)",
+                says: "io.strata.Admin.StoreUnavailable: the alias StrataStore.StoreUnavailable has other fields in its .varlink: "
+                    + "(store: string, since: ?string, reason: string); give the error its own type"),
+        Refused(what: "notes about a method the IDL lacks", file: "io.strata.Admin.varlink",
+                replacing: "method Metrics() -> (text: string)\n", with: "",
+                says: "io.strata.Admin.Metrics: in io.strata.Admin.swift.json's methods, not a method of the .varlink; remove it"),
+        Refused(what: "notes about a field the IDL lacks", file: "io.strata.Admin.varlink", replacing: "  requests: int,\n", with: "",
+                says: "io.strata.Admin.StoreInfo.requests: in the .swift.json, not in the .varlink; remove it or add the field"),
+        Refused(what: "a Swift type of other optionality", file: "io.strata.Store.varlink", replacing: "  id: ?int,\n", with: "  id: int,\n",
+                says: "io.strata.Store.Operation.id: the .swift.json type 'Int64?' and the IDL's 'int' differ in optionality"),
+        Refused(what: "an unreadable IDL", file: "io.strata.Admin.varlink", replacing: "method Metrics()", with: "method Metrics() = 3",
+                says: "io.strata.Admin.varlink: cannot read '= 3"),
+        Refused(what: "a file for another interface", file: "io.strata.Store.varlink", replacing: "interface io.strata.Store",
+                with: "interface io.strata.Stores", says: "io.strata.Store.varlink: declares `interface io.strata.Stores`"),
+        Refused(what: "an inline structure", file: "io.strata.Admin.varlink", replacing: "method Pending(store: ?string)",
+                with: "method Pending(store: ?(name: string))", says: "method Pending.store: an inline structure has no Swift spelling here"),
     ]
 
-    @Test(arguments: changes)
-    func aChangeMakesTheCheckFail(_ change: Change) throws {
-        let result = try Self.check(changing: change.file) { $0.replacingOccurrences(of: change.replacing, with: change.with) }
-        #expect(result.status == 1)
-        #expect(result.output.contains(change.says), "\(result.output)")
-        for name in change.notNaming {
-            #expect(!result.output.contains(name), "\(result.output)")
+    @Test(arguments: refused)
+    func aDisagreementIsRefusedByName(_ change: Refused) throws {
+        let error = #expect(throws: CodegenError.self) {
+            _ = try Self.generate(changing: change.file) { $0.replacingOccurrences(of: change.replacing, with: change.with) }
         }
+        #expect(error?.description.contains(change.says) == true, "\(error?.description ?? "no error")")
+    }
+
+    /// The generator as the build runs it: the files written, or exit status 1 and the message.
+    @Test func theExecutableWritesTheFilesOrExplains() throws {
+        let binary = Self.packageRoot.appendingPathComponent(".build/debug/strata-varlink-codegen")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "built with the package")
+        let output = Self.packageRoot.appendingPathComponent(".build/generated-run-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        func run(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardError = pipe
+            try process.run()
+            let stderr = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, stderr)
+        }
+        let written = try run([Self.packageRoot.appendingPathComponent("varlink").path, output.path])
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).sorted() == Generator.outputNames.sorted())
+        let missing = try run([output.path, output.appendingPathComponent("out").path])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.hasPrefix("strata-varlink-codegen: error: io.strata.Admin.varlink: cannot read it in \(output.path)"), "\(missing.stderr)")
     }
 }

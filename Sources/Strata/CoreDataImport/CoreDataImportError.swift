@@ -77,13 +77,9 @@ public struct CoreDataImportError: Error, Sendable, CustomStringConvertible {
 
     /// The reason, with the store, version, entity, object and property.
     public var description: String {
-        var location: [String] = []
-        if let version { location.append("version '\(version)'") }
-        if let entity { location.append("entity '\(entity)'") }
-        if let objectPrimaryKey { location.append("object Z_PK \(objectPrimaryKey)") }
-        if let property { location.append("property '\(property)'") }
         var text = store.map { "Core Data store \($0): " } ?? ""
-        if !location.isEmpty { text += location.joined(separator: ", ") + ": " }
+        text += ErrorContext.prefix(.quoted("version", version), .quoted("entity", entity), objectPrimaryKey.map { "object Z_PK \($0)" },
+                                    .quoted("property", property))
         text += reason
         if let offset { text += " (at byte offset \(offset))" }
         for candidate in candidates {

@@ -46,12 +46,8 @@ public struct CoreDataMappingError: Error, Sendable, CustomStringConvertible {
 
     /// `mapping model X: entity mapping 'CarToCar', property 'Car.name', expression '…': reason`.
     public var description: String {
-        var location: [String] = []
-        if let mapping { location.append("entity mapping '\(mapping)'") }
-        if let property { location.append("property '\(entity.map { "\($0)." } ?? "")\(property)'") }
-        else if let entity { location.append("entity '\(entity)'") }
-        if let expression { location.append("expression '\(expression)'") }
-        return "mapping model \(file): " + (location.isEmpty ? "" : location.joined(separator: ", ") + ": ") + reason
+        let what = property.map { "property '\(entity.map { "\($0)." } ?? "")\($0)'" } ?? .quoted("entity", entity)
+        return "mapping model \(file): " + ErrorContext.prefix(.quoted("entity mapping", mapping), what, .quoted("expression", expression)) + reason
     }
 
     /// What to do instead, with a stage file sketch for the hop.

@@ -55,14 +55,8 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `models/Aircraft 2.yaml: version 'Aircraft 2', entity 'Aircraft', property 'colorScheme': reason`
     public var description: String {
-        var location: [String] = []
-        if let version { location.append("version '\(version)'") }
-        if let entity { location.append("entity '\(entity)'") }
-        if let property { location.append("property '\(property)'") }
-        var text = ""
-        if let file { text += "\(file): " }
-        if !location.isEmpty { text += location.joined(separator: ", ") + ": " }
-        return text + reason
+        (file.map { "\($0): " } ?? "")
+            + ErrorContext.prefix(.quoted("version", version), .quoted("entity", entity), .quoted("property", property)) + reason
     }
 
     /// Returns a copy that also names `file` (and the version when not yet named).

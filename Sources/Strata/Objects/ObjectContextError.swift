@@ -49,9 +49,6 @@ public struct ObjectContextError: Error, Sendable, CustomStringConvertible {
     /// The reason, prefixed with the entity, property and object.
     public var description: String {
         if let storeError { return storeError.description }
-        var location: [String] = []
-        if let objectID { location.append("object \(objectID)") } else if let entity { location.append("entity '\(entity)'") }
-        if let property { location.append("property '\(property)'") }
-        return (location.isEmpty ? "" : location.joined(separator: ", ") + ": ") + reason
+        return ErrorContext.prefix(objectID.map { "object \($0)" } ?? .quoted("entity", entity), .quoted("property", property)) + reason
     }
 }

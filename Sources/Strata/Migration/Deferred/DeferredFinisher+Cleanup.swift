@@ -70,9 +70,7 @@ extension DeferredFinisher {
         let t = quoteIdentifier(table)
         var next = state
         let done: Bool = try writer { db in
-            try db.execute(sql: "PRAGMA foreign_keys = OFF")
-            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-            return try inBatchTransaction(step.session, db, interruptible: true) {
+            try db.withForeignKeysOff { try inBatchTransaction(step.session, db, interruptible: true) {
                 let last = next.lastKey ?? Int64.min
                 let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1])
                 try db.execute(sql: "DELETE FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?") AND (\(predicate))",
@@ -82,7 +80,7 @@ extension DeferredFinisher {
                 FaultInjection.point("drop.mid-batch")
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 return upper == nil
-            }
+            } }
         }
         state = next
         return done
@@ -123,9 +121,7 @@ extension DeferredFinisher {
         let t = quoteIdentifier(table)
         var next = state
         let more: Bool = try writer { db in
-            try db.execute(sql: "PRAGMA foreign_keys = OFF")
-            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-            return try inBatchTransaction(step.session, db, interruptible: true) {
+            try db.withForeignKeysOff { try inBatchTransaction(step.session, db, interruptible: true) {
                 guard try db.tableExists(table) else {
                     try DeferredLedger.complete(id: step.id, in: db)
                     return false
@@ -150,7 +146,7 @@ extension DeferredFinisher {
                 }
                 try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 return true
-            }
+            } }
         }
         state = next
         return more

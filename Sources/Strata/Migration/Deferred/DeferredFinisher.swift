@@ -401,12 +401,12 @@ struct DeferredFinisher {
                 break
             }
             let needsForeignKeysOff = operation.requiresForeignKeysOff || { if case .dropTable = operation.kind { return true } else { return false } }()
-            if needsForeignKeysOff { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-            defer { if needsForeignKeysOff { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
-            try db.inTransaction {
-                try operation.execute(in: db)
-                try DeferredLedger.complete(id: entry.task.id, in: db)
-                return .commit
+            try db.withForeignKeysOff(when: needsForeignKeysOff) {
+                try db.inTransaction {
+                    try operation.execute(in: db)
+                    try DeferredLedger.complete(id: entry.task.id, in: db)
+                    return .commit
+                }
             }
         }
     }

@@ -79,11 +79,6 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
         if sourceVersion != nil || destinationVersion != nil {
             text += " '\(sourceVersion ?? "?")' -> '\(destinationVersion ?? "?")'"
         }
-        var location: [String] = []
-        if let entity { location.append("entity '\(entity)'") }
-        if let property { location.append("property '\(property)'") }
-        if let change { location.append("change \(change)") }
-        if !location.isEmpty { text += ": " + location.joined(separator: ", ") }
-        return text + ": " + reason
+        return text + ": " + ErrorContext.prefix(.quoted("entity", entity), .quoted("property", property), change.map { "change \($0)" }) + reason
     }
 }
