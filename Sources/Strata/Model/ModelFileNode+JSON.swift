@@ -199,7 +199,7 @@ extension ModelFileNode {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .number(let n): out += n
-        case .string(let s), .plain(let s): out += Self.jsonQuoted(s)
+        case .string(let s), .plain(let s): out += s.jsonQuoted
         case .array(let items):
             if items.isEmpty { out += "[]"; return }
             if items.allSatisfy(\.isScalar) {
@@ -221,7 +221,7 @@ extension ModelFileNode {
             out += "{\n"
             let sorted = pairs.sorted { $0.key < $1.key }
             for (i, pair) in sorted.enumerated() {
-                out += inner + Self.jsonQuoted(pair.key) + ": "
+                out += inner + pair.key.jsonQuoted + ": "
                 pair.value.writeJSON(into: &out, indent: inner)
                 out += i == sorted.count - 1 ? "\n" : ",\n"
             }
@@ -234,22 +234,5 @@ extension ModelFileNode {
         case .array, .object: return false
         default: return true
         }
-    }
-
-    static func jsonQuoted(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where u.value < 0x20 || u.value == 0x7F:
-                out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
     }
 }

@@ -156,7 +156,7 @@ extension ModelFileNode {
               s.unicodeScalars.allSatisfy({
                   $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" || $0 == "." || $0 == "-" || $0 == " " || $0 == "/"
               })
-        else { return jsonQuoted(s) }
+        else { return s.jsonQuoted }
         return s
     }
 }

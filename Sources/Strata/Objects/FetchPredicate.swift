@@ -75,38 +75,28 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// All of `predicates` (`TRUEPREDICATE` when empty). Nested ANDs are flattened and
     /// `TRUEPREDICATE` operands dropped.
     public static func and(_ predicates: [FetchPredicate]) -> FetchPredicate {
-        var parts: [PredicateExpression] = []
-        for p in predicates {
-            switch p.expression {
-            case .constant(true): continue
-            case .and(let inner): parts += inner
-            default: parts.append(p.expression)
-            }
-        }
-        if parts.contains(.constant(false)) { return .false }
-        switch parts.count {
-        case 0: return .true
-        case 1: return FetchPredicate(parts[0])
-        default: return FetchPredicate(.and(parts))
-        }
+        combine(predicates, identity: true, nested: { if case .and(let inner) = $0 { inner } else { nil } }, PredicateExpression.and)
     }
 
     /// Any of `predicates` (`FALSEPREDICATE` when empty). Nested ORs are flattened and
     /// `FALSEPREDICATE` operands dropped.
     public static func or(_ predicates: [FetchPredicate]) -> FetchPredicate {
+        combine(predicates, identity: false, nested: { if case .or(let inner) = $0 { inner } else { nil } }, PredicateExpression.or)
+    }
+
+    /// AND (`identity` true) or OR (false): operands equal to the identity dropped, the
+    /// operands of `nested` ones lifted, and the whole the other constant when one operand is.
+    private static func combine(_ predicates: [FetchPredicate], identity: Bool, nested: (PredicateExpression) -> [PredicateExpression]?,
+                                _ make: ([PredicateExpression]) -> PredicateExpression) -> FetchPredicate {
         var parts: [PredicateExpression] = []
-        for p in predicates {
-            switch p.expression {
-            case .constant(false): continue
-            case .or(let inner): parts += inner
-            default: parts.append(p.expression)
-            }
+        for p in predicates where p.expression != .constant(identity) {
+            parts += nested(p.expression) ?? [p.expression]
         }
-        if parts.contains(.constant(true)) { return .true }
+        if parts.contains(.constant(!identity)) { return FetchPredicate(.constant(!identity)) }
         switch parts.count {
-        case 0: return .false
+        case 0: return FetchPredicate(.constant(identity))
         case 1: return FetchPredicate(parts[0])
-        default: return FetchPredicate(.or(parts))
+        default: return FetchPredicate(make(parts))
         }
     }
 

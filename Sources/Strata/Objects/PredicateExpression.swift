@@ -66,35 +66,15 @@ extension PredicateOperand: CustomStringConvertible {
     static func render(_ value: Value) -> String {
         switch value {
         case .null: return "nil"
-        case .string(let s): return quote(s)
+        case .string(let s): return s.jsonQuoted
         case .int(let i): return String(i)
-        case .double(let d): return d.isFinite ? String(d) : quote(String(d))
-        case .decimal(let d): return quote("\(d)")
+        case .double(let d): return d.isFinite ? String(d) : String(d).jsonQuoted
+        case .decimal(let d): return "\(d)".jsonQuoted
         case .bool(let b): return b ? "TRUE" : "FALSE"
-        case .date(let d): return quote(Value.isoString(d))
-        case .data(let d): return quote("<\(d.count) bytes>")
-        case .uuid(let u): return quote(u.uuidString)
-        case .uri(let u): return quote(u.absoluteString)
+        case .date(let d): return Value.isoString(d).jsonQuoted
+        case .data(let d): return "<\(d.count) bytes>".jsonQuoted
+        case .uuid(let u): return u.uuidString.jsonQuoted
+        case .uri(let u): return u.absoluteString.jsonQuoted
         }
-    }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }

@@ -82,27 +82,24 @@ extension PersistentStore {
     /// Tables, columns and uniqueness indexes of `layout` the store lacks. Extra columns and
     /// tables are fine (a dropped attribute's column stays until cleanup).
     private static func missingStorage(_ layout: StorageLayout, in db: Database) throws -> [String] {
-        var problems: [String] = []
-        for name in layout.tables.keys.sorted() {
+        // Each table: what it is, and each column with how a missing one is named.
+        let tables = layout.tables.keys.sorted().map { name in
             let table = layout.tables[name]!
-            guard try db.tableExists(name) else {
-                problems.append("table \(name) (entity \(table.rootEntity)) is missing")
-                continue
-            }
-            let present = Set(try db.columns(in: name).map(\.name))
-            for column in table.columns where !present.contains(column.name) {
-                problems.append("column \(name).\(column.name)\(describe(column.role)) is missing")
-            }
-        }
-        for name in layout.joinTables.keys.sorted() {
+            return (name, "table \(name) (entity \(table.rootEntity))", table.columns.map { ($0.name, "column \(name).\($0.name)\(describe($0.role))") })
+        } + layout.joinTables.keys.sorted().map { name in
             let join = layout.joinTables[name]!
+            let what = "join table \(name) (relationship \(join.sourceEntity).\(join.sourceRelationship))"
+            return (name, what, join.columnNames.map { ($0, "column \(name).\($0) of \(what)") })
+        }
+        var problems: [String] = []
+        for (name, what, columns) in tables {
             guard try db.tableExists(name) else {
-                problems.append("join table \(name) (relationship \(join.sourceEntity).\(join.sourceRelationship)) is missing")
+                problems.append("\(what) is missing")
                 continue
             }
             let present = Set(try db.columns(in: name).map(\.name))
-            for column in join.columnNames where !present.contains(column) {
-                problems.append("column \(name).\(column) of join table \(name) (relationship \(join.sourceEntity).\(join.sourceRelationship)) is missing")
+            for (column, described) in columns where !present.contains(column) {
+                problems.append("\(described) is missing")
             }
         }
         for index in layout.indexes where index.isUnique {
