@@ -106,11 +106,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             load.set(.idle)
             progress.say("deferred: clients idle for \(idleSeconds) s…")
             try await Task.sleep(for: .milliseconds(Int64(idleSeconds * 1000)))
-            load.set(.finish)
             progress.say("deferred: FinishDeferred with \(clients) clients writing…")
-            let finish = try await launcher.finishDeferred()
-            load.set(.other)
-            await load.stop()
+            let finish = try await Self.finish(launcher, while: load, recordedAs: .finish)
             results.finish = finish.elapsed
             results.finishTasks = Self.taskTimes(daemon.log)
             results.verifyTimes = Self.verifyTimes(daemon.log)
@@ -132,11 +129,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             results.backupPendingFirst = pending.first == "backup"
             let load = UpgradeClients(socket: launcher.dataSocket, count: clients, rows: rows, interval: .milliseconds(interval))
             load.start()
-            load.set(.finishDefault)
             progress.say("default: FinishDeferred (backup first) with \(clients) clients writing…")
-            let finish = try await launcher.finishDeferred()
-            load.set(.other)
-            await load.stop()
+            let finish = try await Self.finish(launcher, while: load, recordedAs: .finishDefault)
             results.finishDefault = finish.elapsed
             results.backup = finish.firstTask
             results.rssDefault = daemon.peakRSSMegabytes
@@ -283,6 +277,16 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     static func loadAverage() -> Double {
         let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
         return Double(text.split(separator: " ").first ?? "") ?? 0
+    }
+
+    /// `FinishDeferred --wait --now` while `load`'s clients write, their calls recorded as
+    /// `phase`; the clients stop when it returns.
+    static func finish(_ launcher: Launcher, while load: UpgradeClients, recordedAs phase: UpgradeClients.Phase) async throws -> Launcher.Finish {
+        load.set(phase)
+        let finish = try await launcher.finishDeferred()
+        load.set(.other)
+        await load.stop()
+        return finish
     }
 
     static func remove(_ store: URL) throws {

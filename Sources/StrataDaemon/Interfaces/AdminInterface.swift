@@ -7,7 +7,7 @@ import StrataVarlink
 ///
 /// The errors of the registry, the library, the scheduler and the configuration become the
 /// interface's errors in one place, ``failure(_:store:)``.
-public struct AdminInterface: VarlinkInterface {
+public struct AdminInterface: VarlinkTableInterface {
     /// What the admin interface needs from the running daemon.
     public struct Control: Sendable {
         /// When it started.
@@ -26,14 +26,8 @@ public struct AdminInterface: VarlinkInterface {
         }
     }
 
-    private let table: VarlinkMethodTable<StrataAdmin>
-
-    /// `io.strata.Admin`.
-    public var name: String { table.name }
-    /// The interface definition text (Varlink IDL).
-    public var definition: String { table.definition }
-    /// The methods, by name.
-    public var methods: Set<String> { table.methods }
+    /// The handlers of the interface's methods.
+    public let table: VarlinkMethodTable<StrataAdmin>
 
     /// Memberwise initializer.
     public init(registry: StoreRegistry, scheduler: any DeferredWorkScheduler, runner: DeferredWorkRunner, control: Control) {
@@ -56,11 +50,6 @@ public struct AdminInterface: VarlinkInterface {
         self.table = table
     }
 
-    /// Serves one call of `io.strata.Admin`, translating domain errors to the interface's errors.
-    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue] {
-        try await table.handle(call, context: context, replies: replies)
-    }
-
     // MARK: - Errors
 
     /// The interface's error for `error`: the registry's and the library's errors concerning
@@ -68,7 +57,7 @@ public struct AdminInterface: VarlinkInterface {
     /// names the store whose work threw.
     static func failure(_ error: any Error, store: String?) -> StrataAdmin.Failure? {
         if let reply = StoreErrorReply(error, store: store) {
-            return reply.failure(noSuchStore: StrataAdmin.Failure.noSuchStore, unavailable: StrataAdmin.Failure.storeUnavailable, failure: StrataAdmin.Failure.storeFailure)
+            return reply.failure(as: StrataAdmin.Failure.self)
         }
         switch error {
         case let error as SchedulerSettingError:

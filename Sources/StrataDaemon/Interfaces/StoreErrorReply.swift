@@ -33,12 +33,21 @@ enum StoreErrorReply {
 
     /// The reply as one of an interface's failures: both interfaces have the three cases, with
     /// the same payloads (`StrataAdmin.Failure.noSuchStore`, … and `StrataStore.Failure.noSuchStore`, …).
-    func failure<Failure>(noSuchStore: (StrataStore.NoSuchStore) -> Failure, unavailable: (StrataStore.StoreUnavailable) -> Failure,
-                          failure: (StrataStore.StoreFailure) -> Failure) -> Failure {
+    func failure<Failure: StoreFailures>(as: Failure.Type) -> Failure {
         switch self {
-        case .noSuchStore(let parameters): return noSuchStore(parameters)
-        case .unavailable(let parameters): return unavailable(parameters)
-        case .failure(let parameters): return failure(parameters)
+        case .noSuchStore(let parameters): .noSuchStore(parameters)
+        case .unavailable(let parameters): .storeUnavailable(parameters)
+        case .failure(let parameters): .storeFailure(parameters)
         }
     }
 }
+
+/// An interface's typed failure with the three store errors (its enum cases are the witnesses).
+protocol StoreFailures {
+    static func noSuchStore(_ parameters: StrataStore.NoSuchStore) -> Self
+    static func storeUnavailable(_ parameters: StrataStore.StoreUnavailable) -> Self
+    static func storeFailure(_ parameters: StrataStore.StoreFailure) -> Self
+}
+
+extension StrataAdmin.Failure: StoreFailures {}
+extension StrataStore.Failure: StoreFailures {}

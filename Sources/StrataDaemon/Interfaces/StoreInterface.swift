@@ -10,15 +10,9 @@ import StrataVarlink
 /// `ObjectContext`; only parameter checks run on the caller's task. Fetches and batches are
 /// bounded by `limits.max_fetch_objects` and `limits.max_batch_operations`. The errors of the
 /// registry and the library become the interface's errors in one place, ``failure(_:store:)``.
-public struct StoreInterface: VarlinkInterface {
-    private let table: VarlinkMethodTable<StrataStore>
-
-    /// `io.strata.Store`.
-    public var name: String { table.name }
-    /// The interface definition text (Varlink IDL).
-    public var definition: String { table.definition }
-    /// The methods, by name.
-    public var methods: Set<String> { table.methods }
+public struct StoreInterface: VarlinkTableInterface {
+    /// The handlers of the interface's methods.
+    public let table: VarlinkMethodTable<StrataStore>
 
     /// Memberwise initializer.
     public init(registry: StoreRegistry, limits: Limits = Limits()) {
@@ -68,11 +62,6 @@ public struct StoreInterface: VarlinkInterface {
         self.table = table
     }
 
-    /// Serves one call of `io.strata.Store`, translating domain errors to the interface's errors.
-    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: VarlinkReplySender) async throws -> [String: JSONValue] {
-        try await table.handle(call, context: context, replies: replies)
-    }
-
     // MARK: - Errors
 
     /// The interface's error for `error`: the registry's and the library's errors (``HostingError``,
@@ -80,7 +69,7 @@ public struct StoreInterface: VarlinkInterface {
     /// `store` names the store whose work threw.
     static func failure(_ error: any Error, store: String?) -> StrataStore.Failure? {
         if let reply = StoreErrorReply(error, store: store) {
-            return reply.failure(noSuchStore: StrataStore.Failure.noSuchStore, unavailable: StrataStore.Failure.storeUnavailable, failure: StrataStore.Failure.storeFailure)
+            return reply.failure(as: StrataStore.Failure.self)
         }
         switch error {
         case let error as ObjectContextError: return objectError(error, index: nil)

@@ -88,62 +88,54 @@ struct JSONValueParser {
     }
 
     private mutating func array() throws(Failure) -> JSONValue {
-        try enter()
-        offset += 1
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if current == UInt8(ascii: "]") {
-            offset += 1
-            depth -= 1
-            return .array(elements)
+        try container(closedBy: UInt8(ascii: "]"), expected: "expected ',' or ']' in an array") { parser throws(Failure) in
+            elements.append(try parser.value())
         }
-        while true {
-            elements.append(try value())
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ",")?:
-                offset += 1
-                skipWhitespace()
-                if current == UInt8(ascii: "]") { offset += 1; depth -= 1; return .array(elements) }
-            case UInt8(ascii: "]")?:
-                offset += 1
-                depth -= 1
-                return .array(elements)
-            default: throw failure("expected ',' or ']' in an array")
-            }
-        }
+        return .array(elements)
     }
 
     private mutating func object() throws(Failure) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        try container(closedBy: UInt8(ascii: "}"), expected: "expected ',' or '}' in an object") { parser throws(Failure) in
+            parser.skipWhitespace()
+            guard parser.current == UInt8(ascii: "\"") else { throw parser.failure("expected a string key in an object") }
+            let key = try parser.string()
+            parser.skipWhitespace()
+            guard parser.current == UInt8(ascii: ":") else { throw parser.failure("expected ':' after an object key") }
+            parser.offset += 1
+            let member = try parser.value()
+            if members[key] == nil { members[key] = member }
+        }
+        return .object(members)
+    }
+
+    /// An array's elements or an object's members, from the opening bracket at `offset` to
+    /// `close`: each read by `element`, separated by commas (one before `close` is accepted).
+    /// `expected` is the error when something else follows an element.
+    private mutating func container(closedBy close: UInt8, expected: String,
+                                    _ element: (inout JSONValueParser) throws(Failure) -> Void) throws(Failure) {
         try enter()
         offset += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
-        if current == UInt8(ascii: "}") {
+        if current == close {
             offset += 1
             depth -= 1
-            return .object(members)
+            return
         }
         while true {
-            skipWhitespace()
-            guard current == UInt8(ascii: "\"") else { throw failure("expected a string key in an object") }
-            let key = try string()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("expected ':' after an object key") }
-            offset += 1
-            let member = try value()
-            if members[key] == nil { members[key] = member }
+            try element(&self)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ",")?:
                 offset += 1
                 skipWhitespace()
-                if current == UInt8(ascii: "}") { offset += 1; depth -= 1; return .object(members) }
-            case UInt8(ascii: "}")?:
+                if current == close { offset += 1; depth -= 1; return }
+            case close?:
                 offset += 1
                 depth -= 1
-                return .object(members)
-            default: throw failure("expected ',' or '}' in an object")
+                return
+            default: throw failure(expected)
             }
         }
     }
