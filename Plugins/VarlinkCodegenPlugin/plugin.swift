@@ -9,11 +9,14 @@ struct VarlinkCodegenPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let varlink = context.package.directoryURL.appending(path: "varlink")
         let output = context.pluginWorkDirectoryURL.appending(path: "Generated")
-        let inputs = ["io.strata.Admin", "io.strata.Store"].flatMap { name in
+        // The interfaces (Generator.interfaces) and the files written for each (Generator.outputNames).
+        let interfaces = ["io.strata.Admin": "StrataAdmin", "io.strata.Store": "StrataStore", "org.varlink.service": "VarlinkService"]
+        let inputs = interfaces.keys.sorted().flatMap { name in
             [varlink.appending(path: "\(name).varlink"), varlink.appending(path: "\(name).swift.json")]
         }
-        let outputs = ["InterfaceDefinitions", "StrataAdmin+Types", "StrataStore+Types", "StrataAdmin+Methods", "StrataStore+Methods",
-                       "StrataAdmin+Errors", "StrataStore+Errors"].map { output.appending(path: "\($0).swift") }
+        let outputs = interfaces.values.sorted().flatMap { swift in
+            ["Definition", "Types", "Methods", "Errors"].map { output.appending(path: "\(swift)+\($0).swift") }
+        }
         return [
             .buildCommand(displayName: "Generating the Varlink interface types from varlink/",
                           executable: try context.tool(named: "strata-varlink-codegen").url,

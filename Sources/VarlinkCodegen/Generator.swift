@@ -3,7 +3,8 @@ import Foundation
 /// Generates the Swift side of Strata's Varlink interfaces from `varlink/*.varlink`, the single
 /// source of the interfaces, and the `.swift.json` notes beside each file: the named types,
 /// each method's `Parameters` and `Reply`, each error's parameters and the typed `Failure`, and
-/// the definition text that `org.varlink.service.GetInterfaceDescription` serves.
+/// the interface's name and the definition text that `org.varlink.service.GetInterfaceDescription`
+/// serves (for io.strata.Admin, io.strata.Store and org.varlink.service itself).
 ///
 /// The build runs it (the VarlinkCodegenPlugin build-tool plugin of StrataVarlink, through the
 /// `strata-varlink-codegen` executable), so nothing generated is checked in and the Swift types
@@ -12,11 +13,12 @@ import Foundation
 /// naming the declaration.
 public enum Generator {
     /// The interfaces: the Varlink name and the Swift namespace it is generated into.
-    public static let interfaces = [(varlink: "io.strata.Admin", swift: "StrataAdmin"), (varlink: "io.strata.Store", swift: "StrataStore")]
+    public static let interfaces = [(varlink: "io.strata.Admin", swift: "StrataAdmin"), (varlink: "io.strata.Store", swift: "StrataStore"),
+                                     (varlink: "org.varlink.service", swift: "VarlinkService")]
 
     /// The names of the files ``generate(varlinkDirectory:)`` returns, in its order.
     public static var outputNames: [String] {
-        ["InterfaceDefinitions.swift"] + ["Types", "Methods", "Errors"].flatMap { suffix in interfaces.map { "\($0.swift)+\(suffix).swift" } }
+        ["Definition", "Types", "Methods", "Errors"].flatMap { suffix in interfaces.map { "\($0.swift)+\(suffix).swift" } }
     }
 
     static let doNotEdit = ["// the build (Plugins/VarlinkCodegenPlugin) generates this file anew.", ""]
@@ -44,25 +46,10 @@ public enum Generator {
             return SwiftWriter(interface: interface.varlink, swiftName: interface.swift, idl: idls[interface.swift]!,
                                notes: try Notes(contentsOf: varlinkDirectory.appendingPathComponent(notesFile), name: notesFile), idls: idls)
         }
-        var outputs = [(name: "InterfaceDefinitions.swift", text: definitions(admin: texts["StrataAdmin"]!, store: texts["StrataStore"]!))]
+        var outputs = writers.map { ("\($0.swiftName)+Definition.swift", $0.definition(texts[$0.swiftName]!)) }
         outputs += try writers.map { ("\($0.swiftName)+Types.swift", try $0.types()) }
         outputs += try writers.map { ("\($0.swiftName)+Methods.swift", try $0.methods()) }
         outputs += try writers.map { ("\($0.swiftName)+Errors.swift", try $0.errors()) }
         return outputs
-    }
-
-    /// The served definitions: each `.varlink` file's text as a raw string literal.
-    static func definitions(admin: String, store: String) -> String {
-        func literal(_ name: String, _ text: String) -> [String] {
-            var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-                String($0).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
-            }
-            if lines.last == "" { lines.removeLast() }
-            return ["    static let \(name) = #\"\"\""] + lines.map { $0.isEmpty ? $0 : "        " + $0 } + ["        \"\"\"#"]
-        }
-        let out = ["// Generated from varlink/*.varlink: the interface definitions served by",
-                   "// org.varlink.service.GetInterfaceDescription. Do not edit: change the .varlink file;"] + doNotEdit.dropLast()
-            + ["", "enum InterfaceDefinitions {"] + literal("admin", admin) + [""] + literal("store", store) + ["", "}"]
-        return out.joined(separator: "\n") + "\n"
     }
 }

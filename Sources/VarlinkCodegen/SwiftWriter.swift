@@ -18,6 +18,20 @@ struct SwiftWriter {
 
     // MARK: - The three files
 
+    /// `StrataAdmin+Definition.swift`: the interface's name and its definition, `text` (the
+    /// `.varlink` file, trailing blanks removed) as a raw string literal.
+    func definition(_ text: String) -> String {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            String($0).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+        while lines.last == "" { lines.removeLast() }
+        return file("the interface's name and definition.", declarations: [
+            ["    /// The name on the wire.", "    public static let name = \"\(interface)\"",
+             "    /// The interface definition (the `.varlink` file), served by `org.varlink.service.GetInterfaceDescription`.",
+             "    public static let definition = #\"\"\""] + lines.map { $0.isEmpty ? $0 : "        " + $0 } + ["        \"\"\"#"],
+        ])
+    }
+
     /// `StrataAdmin+Types.swift`: the named types (`type …`).
     func types() throws -> String {
         let declared = Set(idl.types.map(\.name))
@@ -233,7 +247,7 @@ struct SwiftWriter {
 
     private func header(_ what: String) -> [String] {
         ["import Foundation", "", "// Generated from varlink/\(interface).varlink and varlink/\(interface).swift.json:",
-         "// \(what) Do not edit: change those files and run"] + Generator.doNotEdit
+         "// \(what) Do not edit: change those files;"] + Generator.doNotEdit
     }
 
     private func listing(_ name: String, doc: String, protocol: String, names: [String]) -> [String] {
@@ -244,6 +258,7 @@ struct SwiftWriter {
     /// `head` + the items joined by ", " + `tail`, wrapped at `width` with continuation lines
     /// aligned after `head`.
     static func wrapped(head: String, _ items: [String], tail: String, indent: String, width: Int) -> [String] {
+        guard !items.isEmpty else { return [indent + head + tail] }
         var lines: [String] = [], line = indent + head
         for (index, item) in items.enumerated() {
             let piece = item + (index < items.count - 1 ? ", " : tail)

@@ -32,8 +32,12 @@ import Testing
         #expect(methods.contains("            public var wait: Bool?"))
         let errors = try #require(files["StrataStore+Errors.swift"])
         #expect(errors.contains("            case \"io.strata.Store.NoSuchStore\":"))
-        let definitions = try #require(files["InterfaceDefinitions.swift"])
-        #expect(definitions.contains("        interface io.strata.Admin\n"))
+        let definition = try #require(files["StrataAdmin+Definition.swift"])
+        #expect(definition.contains("    public static let name = \"io.strata.Admin\"\n"))
+        #expect(definition.contains("        interface io.strata.Admin\n"))
+        let service = try #require(files["VarlinkService+Errors.swift"])
+        #expect(service.contains("        public var reason: String { \"permission denied\" }"))
+        #expect(service.contains("        public init() {\n        }"), "an error without fields has an empty initializer")
     }
 
     /// A change to the .varlink and what the generated Swift then says (and no longer says).

@@ -11,12 +11,8 @@ import Foundation
 /// }
 /// ```
 public enum StrataAdmin: VarlinkInterfaceDefinition {
-    /// The name on the wire.
-    public static let name = "io.strata.Admin"
-    /// The interface definition (the `.varlink` file).
-    public static var definition: String { InterfaceDefinitions.admin }
-
-    // Generated from the .varlink file: the methods (`methods`, each with its Parameters and Reply)
+    // Generated from the .varlink file at build time (VarlinkCodegenPlugin): the name and definition
+    // (`name`, `definition`), the methods (`methods`, each with its Parameters and Reply)
     // in StrataAdmin+Methods.swift, the named types in StrataAdmin+Types.swift, the errors
     // (`errors`, each error's parameters, `Failure`) in StrataAdmin+Errors.swift.
 

@@ -10,12 +10,8 @@ import Foundation
 /// reply.objects.count
 /// ```
 public enum StrataStore: VarlinkInterfaceDefinition {
-    /// The name on the wire.
-    public static let name = "io.strata.Store"
-    /// The interface definition (the `.varlink` file).
-    public static var definition: String { InterfaceDefinitions.store }
-
-    // Generated from the .varlink file: the methods (`methods`, each with its Parameters and Reply)
+    // Generated from the .varlink file at build time (VarlinkCodegenPlugin): the name and definition
+    // (`name`, `definition`), the methods (`methods`, each with its Parameters and Reply)
     // in StrataStore+Methods.swift, the named types in StrataStore+Types.swift, the errors
     // (`errors`, each error's parameters, `Failure`) in StrataStore+Errors.swift.
 
