@@ -18,7 +18,7 @@ import Foundation
 /// instead, for values that come from users, files or sockets.
 public final class ManagedObject {
     /// The object's identity; temporary (negative primary key) until its insert is saved.
-    public internal(set) var objectID: ObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
     /// The entity and its storage, shared by every object of the entity in the context.
     let info: EntityInfo
     /// The object's entity (a sub-entity when fetched through its parent).
@@ -37,38 +37,38 @@ public final class ManagedObject {
     }
     /// The context, and its generation when the object joined it: ``ObjectContext/reset()``
     /// starts a new generation, which lets go of every object at once.
-    private weak var owner: ObjectContext?
-    private var ownerGeneration = 0
+    @exclusivity(unchecked) private weak var owner: ObjectContext?
+    @exclusivity(unchecked) private var ownerGeneration = 0
 
     /// Attribute values (composite leaves flattened), in the entity layout's slot order.
-    var values: [Value]
+    @exclusivity(unchecked) var values: [Value]
     /// Values as last read from or written to the store.
-    var committedValues: [Value]
+    @exclusivity(unchecked) var committedValues: [Value]
     /// Slots changed since the last save (saved objects only).
-    var changedSlots: Set<Int> = []
+    @exclusivity(unchecked) var changedSlots: Set<Int> = []
     /// The optimistic-locking version read with the row.
-    var version: Int64
+    @exclusivity(unchecked) var version: Int64
     /// The primary key given to an inserted object by the save in progress.
-    var pendingKey: Int64?
+    @exclusivity(unchecked) var pendingKey: Int64?
     /// To-one relationships: the target, resolved or as a stored primary key.
-    var toOne: [String: ToOneTarget] = [:]
+    @exclusivity(unchecked) var toOne: [String: ToOneTarget] = [:]
     /// To-one keys as last read from or written to the store (restored by rollback).
-    var committedToOne: [String: Int64?] = [:]
+    @exclusivity(unchecked) var committedToOne: [String: Int64?] = [:]
     /// To-many relationships that were loaded or set, in order.
-    var toMany: [String: [ManagedObject]] = [:]
+    @exclusivity(unchecked) var toMany: [String: [ManagedObject]] = [:]
     /// Positions in ordered one-to-many relationships, keyed by the order column on this row.
-    var orderValues: [String: Int64] = [:]
+    @exclusivity(unchecked) var orderValues: [String: Int64] = [:]
     /// Relationship keys changed since the last save (to-one names, order columns).
-    var changedKeys: Set<String> = []
+    @exclusivity(unchecked) var changedKeys: Set<String> = []
     /// Join-table relationships whose membership changed.
-    var changedJoinRelationships: Set<String> = []
+    @exclusivity(unchecked) var changedJoinRelationships: Set<String> = []
     /// Values of transient attributes set on this object: kept in memory, never saved.
-    var transientValues: [String: Value] = [:]
+    @exclusivity(unchecked) var transientValues: [String: Value] = [:]
 
     /// Whether the object was inserted in its context and not yet saved.
-    public internal(set) var isInserted = false
+    @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object was deleted in its context (the delete is written on save).
-    public internal(set) var isDeleted = false
+    @exclusivity(unchecked) public internal(set) var isDeleted = false
 
     enum ToOneTarget {
         case stored(Int64?)
@@ -94,7 +94,7 @@ public final class ManagedObject {
     /// A transient attribute answers the value set on this object (or its default): it lives
     /// in memory only and is never saved.
     public func value(forKeyPath keyPath: String) -> Value? {
-        if let slot = info.slotIndex[keyPath] { return values[slot] }
+        if let slot = info.slot(forKeyPath: keyPath) { return values[slot] }
         guard !info.transientAttributes.isEmpty, let transient = info.transientAttributes[keyPath] else { return nil }
         return transientValues[keyPath] ?? transient.defaultValue.flatMap { $0.coerced(to: transient.type) } ?? .null
     }
@@ -125,7 +125,7 @@ public final class ManagedObject {
             transientValues[keyPath] = coerced
             return
         }
-        guard let slot = info.slotIndex[keyPath] else {
+        guard let slot = info.slot(forKeyPath: keyPath) else {
             if let composite = entityComposite(keyPath) {
                 throw ObjectContextError(.typeMismatch, "'\(keyPath)' is a composite attribute; set its leaves (\(composite.leaves.map { keyPath + "." + $0.path.joined(separator: ".") }.joined(separator: ", "))) or use setComposite", entity: entity.name, property: keyPath, objectID: objectID)
             }
@@ -209,6 +209,8 @@ final class EntityInfo {
     let entity: Entity
     let layout: EntityLayout
     let slotIndex: [String: Int]
+    /// `slotIndex` as a list, for entities of up to ``linearLookupLimit`` slots.
+    private let slotList: [(keyPath: String, slot: Int)]
     let slotTypes: [AttributeType]
     /// Default values in slot order: a new object's starting values.
     let defaults: [Value]
@@ -221,11 +223,27 @@ final class EntityInfo {
     var validationPlan: ObjectContext.ValidationPlan?
     var updateSQL: [UpdateShape: String] = [:]
 
+    /// Up to this many slots, a keypath is found by comparing it with each slot's: a keypath is
+    /// short, and comparing short strings is cheaper than hashing one (every `setValue` and
+    /// `value(forKeyPath:)` looks one up; hashing was a fifth of an insert's time).
+    static let linearLookupLimit = 16
+
+    /// The slot of an attribute or composite-leaf keypath, or nil.
+    @inline(__always)
+    func slot(forKeyPath keyPath: String) -> Int? {
+        guard slotList.isEmpty else {
+            for entry in slotList where entry.keyPath == keyPath { return entry.slot }
+            return nil
+        }
+        return slotIndex[keyPath]
+    }
+
     init(entity: Entity, layout: EntityLayout, transientAttributes: [Attribute] = []) {
         self.entity = entity
         self.transientAttributes = Dictionary(transientAttributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.layout = layout
         self.slotIndex = layout.slotIndex
+        self.slotList = layout.slotIndex.count <= Self.linearLookupLimit ? layout.slotIndex.map { ($0.key, $0.value) } : []
         self.slotTypes = layout.slotTypes
         self.defaults = layout.slots.map { column in column.attribute.defaultValue.flatMap { $0.coerced(to: column.attribute.type) } ?? .null }
     }

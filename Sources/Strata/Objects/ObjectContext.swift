@@ -41,13 +41,13 @@ public final class ObjectContext {
     private let isConnectionBound: Bool
 
     /// Saved objects by identity (the identity map: one object per row per context).
-    var registered: [ObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var registered: [ObjectID: ManagedObject] = [:]
     /// Objects inserted since the last save, in insertion order.
-    var inserted: [ManagedObject] = []
+    @exclusivity(unchecked) var inserted: [ManagedObject] = []
     /// Objects with unsaved changes (by identity).
-    var updated: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var updated: [ObjectIdentifier: ManagedObject] = [:]
     /// Objects deleted since the last save, in deletion order.
-    var deleted: [ManagedObject] = []
+    @exclusivity(unchecked) var deleted: [ManagedObject] = []
     private var nextTemporaryKey: Int64 = -1
     /// Objects of an older generation are detached (``reset()``).
     private(set) var generation = 1
