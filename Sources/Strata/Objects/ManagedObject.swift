@@ -45,7 +45,7 @@ public final class ManagedObject {
     /// Values as last read from or written to the store.
     @exclusivity(unchecked) var committedValues: [Value]
     /// Slots changed since the last save (saved objects only).
-    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    @exclusivity(unchecked) var changedSlots = ChangedSlots()
     /// The optimistic-locking version read with the row.
     @exclusivity(unchecked) var version: Int64
     /// The primary key given to an inserted object by the save in progress.
@@ -221,6 +221,8 @@ final class EntityInfo {
     /// Plans computed on first use by the context that owns this description.
     var insertPlan: InsertPlan?
     var validationPlan: ObjectContext.ValidationPlan?
+    /// The relationships of the entity and its ancestors, once a context looked them up.
+    var allRelationships: [Relationship]?
     var updateSQL: [UpdateShape: String] = [:]
 
     /// Up to this many slots, a keypath is found by comparing it with each slot's: a keypath is

@@ -28,7 +28,7 @@ extension ObjectContext {
         }
         // Objects changed alike (a batch update) share one property list: computed once per
         // run of equal change sets, not per object.
-        var last: (info: ObjectIdentifier, slots: Set<Int>, keys: Set<String>, joins: Set<String>, properties: [String])?
+        var last: (info: ObjectIdentifier, slots: ChangedSlots, keys: Set<String>, joins: Set<String>, properties: [String])?
         for object in updated {
             let properties: [String]
             if let last, last.info == ObjectIdentifier(object.info), last.slots == object.changedSlots,

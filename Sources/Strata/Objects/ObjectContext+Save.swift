@@ -205,7 +205,7 @@ extension ObjectContext {
     }
 
     private func updateRow(_ object: ManagedObject, statements: inout SaveStatements, db: Database) throws {
-        let slots = object.changedSlots.count == 1 ? [object.changedSlots.first!] : object.changedSlots.sorted()
+        let slots = object.changedSlots.sorted()
         let keys = object.changedKeys.isEmpty ? [] : object.changedKeys.sorted().filter { key in
             if case .foreignKey? = object.layout.relationships[key] { return true }
             return key.hasSuffix("_order")

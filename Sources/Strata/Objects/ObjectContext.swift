@@ -80,6 +80,15 @@ public final class ObjectContext {
         return list
     }
 
+    /// The relationships of `object`'s entity and its ancestors, kept in its entity's
+    /// description after the first lookup (no string hashing per object).
+    func relationships(of object: ManagedObject) -> [Relationship] {
+        if let cached = object.info.allRelationships { return cached }
+        let list = relationships(of: object.entity.name)
+        object.info.allRelationships = list
+        return list
+    }
+
     /// A context on `store`, with no pending changes.
     public init(store: PersistentStore) {
         self.backingStore = store
@@ -184,7 +193,7 @@ public final class ObjectContext {
         }
         if object.isDeleted { return }
         // Without relationships there is nothing to cascade, deny or nullify.
-        if relationships(of: object.entity.name).isEmpty {
+        if relationships(of: object).isEmpty {
             markDeleted(object)
             return
         }
@@ -194,13 +203,13 @@ public final class ObjectContext {
         func collect(_ o: ManagedObject) throws {
             guard seen.insert(ObjectIdentifier(o)).inserted, !o.isDeleted else { return }
             toDelete.append(o)
-            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .cascade {
+            for relationship in relationships(of: o) where relationship.deleteRule == .cascade {
                 for target in try o.relatedObjects(relationship) { try collect(target) }
             }
         }
         try collect(object)
         for o in toDelete {
-            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .deny {
+            for relationship in relationships(of: o) where relationship.deleteRule == .deny {
                 let blocking = try o.relatedObjects(relationship).filter { !seen.contains(ObjectIdentifier($0)) && !$0.isDeleted }
                 if let first = blocking.first {
                     throw ObjectContextError(.deleteDenied, "cannot delete: relationship '\(relationship.name)' has delete rule deny and still holds \(blocking.count) object(s) (first \(first.objectID)); remove them first", entity: o.entity.name, property: relationship.name, objectID: o.objectID)
@@ -208,7 +217,7 @@ public final class ObjectContext {
             }
         }
         for o in toDelete {
-            for relationship in relationships(of: o.entity.name) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
+            for relationship in relationships(of: o) where relationship.deleteRule == .nullify || relationship.deleteRule == .cascade {
                 guard let inverse = model.inverse(of: relationship) else { continue }
                 for target in try o.relatedObjects(relationship) where !seen.contains(ObjectIdentifier(target)) {
                     if inverse.isToMany {
