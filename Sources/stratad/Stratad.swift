@@ -39,6 +39,7 @@ struct Stratad: AsyncParsableCommand {
     var checkConfig = false
 
     func run() async throws {
+        MallocArenas.limit()
         let environment = ProcessInfo.processInfo.environment
         let path = config ?? environment["STRATAD_CONFIG"] ?? DaemonConfiguration.defaultPath
         let overrides = ConfigurationLoader.Overrides.environment(environment)
