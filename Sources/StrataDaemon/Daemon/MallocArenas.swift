@@ -4,7 +4,7 @@ import Foundation
 /// allocates under contention an arena of its own, up to eight per core, and memory freed in
 /// one arena is not reused by the others: over a long finishing run at 16M rows (the writer,
 /// the store threads, the deferred-work thread, the event loops and Swift's pool all
-/// allocating), the daemon's peak RSS grew to 208–212 MB, against 170 MB with two arenas.
+/// allocating), the daemon's peak RSS grew to 208–212 MB, against 170–173 MB with two arenas.
 /// `MALLOC_ARENA_MAX` in the environment (the standard knob) wins over this default.
 public enum MallocArenas {
     /// The default: two arenas, as many services on glibc set.
