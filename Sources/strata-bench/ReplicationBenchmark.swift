@@ -16,7 +16,10 @@ import Synchronization
 /// - `paced`: the same, finished by the idle scheduler with only the `replication` signal
 ///   (`max_lag`), so the work holds while the replica is behind.
 ///
-/// The lag is sampled every 50 ms from the replica's files, as the daemon reads it.
+/// The lag is sampled every 50 ms from the replica's files, as the daemon reads it. Before
+/// finishing starts, the clients run alone for `--clients-only` seconds (the paced run's
+/// scheduler paused meanwhile): the lag they make by themselves, which no pacing of the
+/// deferred work can take away, is reported beside the lag during finishing.
 struct ReplicationBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replication",
@@ -31,6 +34,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("sync-interval"), help: "Litestream's sync-interval.") var syncInterval = "1s"
     @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs.") var seedCache: String?
     @Option(name: .long, help: "Runs to make, comma-separated: off, on, paced.") var runs = "off,on,paced"
+    @Option(name: .customLong("clients-only"), help: "Seconds the clients run alone before finishing starts.") var clientsOnlySeconds = 3
     @OptionGroup var options: BenchOptions
 
     struct Run {
@@ -38,6 +42,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
         var finish: Duration
         var figures: UpgradeClients.PhaseFigures
         var maxLagBytes: Int
+        var clientsOnlyMaxLagBytes: Int
         var errors: String?
     }
 
@@ -73,6 +78,10 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             }
             defer { process?.terminate(); process?.waitUntilExit() }
             let daemon = try launch(name, store: store.path, replica: replicated ? replica : nil, paced: name == "paced", launcher: launcher)
+            if name == "paced" {
+                // Held until the clients have run alone (idle_after is 1 s: nothing started yet).
+                try await launcher.setPaused(true)
+            }
             if replicated {
                 // As on a host where Litestream has been running: its first snapshot shipped.
                 try await Self.waitForReplica(store: store.path, replica: replica)
@@ -81,9 +90,12 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             if replicated { sampler.start() }
             let load = UpgradeClients(socket: launcher.dataSocket, count: clients, rows: rows, interval: .milliseconds(interval))
             load.start()
+            try await Task.sleep(for: .seconds(clientsOnlySeconds))
+            let clientsOnlyLag = sampler.takeMax()
             load.set(.finish)
             let started = ContinuousClock.now
             if name == "paced" {
+                try await launcher.setPaused(false)
                 try await Self.waitUntilFinished(launcher)
             } else {
                 _ = try await launcher.finishDeferred()
@@ -93,7 +105,8 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             await load.stop()
             sampler.stop()
             _ = daemon.stop()
-            results.append(Run(name: name, finish: finish, figures: load.results(.finish), maxLagBytes: sampler.maxBytes))
+            results.append(Run(name: name, finish: finish, figures: load.results(.finish), maxLagBytes: sampler.maxBytes,
+                               clientsOnlyMaxLagBytes: clientsOnlyLag))
             try UpgradeBenchmark.remove(store)
         }
         let loadEnd = UpgradeBenchmark.loadAverage()
@@ -112,7 +125,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
                 path: \(store)
                 model: \(launcher.models.path)
                 backup: false
-            \(replica.map { "    replication: {replica: \($0), max_lag: \(maxLag)}" } ?? "")
+            \(replica.map { "    replication: {replica: \($0), max_lag: \(maxLag), sync_interval: \(syncInterval)}" } ?? "")
             sockets:
               admin: {path: \(launcher.adminSocket), mode: "0600"}
               data: {path: \(launcher.dataSocket), mode: "0600"}
@@ -168,12 +181,13 @@ struct ReplicationBenchmark: AsyncParsableCommand {
 
     static func text(_ results: [Run], rows: Int, clients: Int, maxLag: String, load: (Double, Double)) -> String {
         var lines = ["replication: \(rows) rows, \(clients) clients; paced max_lag \(maxLag); load \(String(format: "%.1f → %.1f", load.0, load.1))",
-                     "run      finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)"]
+                     "run      finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)   clients alone (MiB)"]
         let base = results.first { $0.name == "off" }
         for run in results {
-            var line = String(format: "%-8@ %10.2f %17.2f %17.2f %8d %22@", run.name as NSString, run.finish.seconds,
+            func mib(_ bytes: Int) -> NSString { (run.name == "off" ? "-" : String(format: "%.1f", Double(bytes) / 1_048_576)) as NSString }
+            var line = String(format: "%-8@ %10.2f %17.2f %17.2f %8d %22@ %21@", run.name as NSString, run.finish.seconds,
                               run.figures.latency.p99Microseconds / 1000, run.figures.maxMicroseconds / 1000, run.figures.errors,
-                              (run.name == "off" ? "-" : String(format: "%.1f", Double(run.maxLagBytes) / 1_048_576)) as NSString)
+                              mib(run.maxLagBytes), mib(run.clientsOnlyMaxLagBytes))
             if let base, run.name != "off", base.finish > .zero {
                 line += String(format: "   vs off: finish %.2f×, p99 %.2f×, max %.2f×", run.finish.seconds / base.finish.seconds,
                                run.figures.latency.p99Microseconds / max(1, base.figures.latency.p99Microseconds),
@@ -190,7 +204,8 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             "max_lag": maxLag, "load_start": load.0, "load_end": load.1,
             "runs": results.map { run -> [String: Any] in
                 ["name": run.name, "finish_s": run.finish.seconds, "client_p99_ms": run.figures.latency.p99Microseconds / 1000,
-                 "client_max_ms": run.figures.maxMicroseconds / 1000, "errors": run.figures.errors, "max_lag_bytes": run.maxLagBytes]
+                 "client_max_ms": run.figures.maxMicroseconds / 1000, "errors": run.figures.errors, "max_lag_bytes": run.maxLagBytes,
+                 "clients_only_max_lag_bytes": run.clientsOnlyMaxLagBytes]
             },
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
@@ -214,6 +229,9 @@ final class LagSampler: Sendable {
     }
 
     var maxBytes: Int { largest.load(ordering: .relaxed) }
+
+    /// The largest lag so far, starting over.
+    func takeMax() -> Int { largest.exchange(0, ordering: .relaxed) }
 
     func start() {
         running.store(true, ordering: .relaxed)

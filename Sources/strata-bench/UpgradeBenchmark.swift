@@ -358,6 +358,17 @@ struct Launcher {
         return Finish(elapsed: elapsed, firstTask: firstTaskEnded.map { $0 - started })
     }
 
+    /// Pauses or resumes the daemon's idle scheduler (`stratactl pause` / `resume`).
+    func setPaused(_ paused: Bool) async throws {
+        try await VarlinkClient.withConnection(to: adminSocket) { admin in
+            if paused {
+                _ = try await admin.call(StrataAdmin.Pause.self, .init(reason: "strata-bench: clients run alone first"))
+            } else {
+                _ = try await admin.call(StrataAdmin.Resume.self)
+            }
+        }
+    }
+
     func pendingKinds() async throws -> [String] {
         try await VarlinkClient.withConnection(to: adminSocket) { admin in
             try await admin.call(StrataAdmin.Pending.self, .init(store: "bench")).stores.first?.tasks.map(\.kind.rawValue) ?? []

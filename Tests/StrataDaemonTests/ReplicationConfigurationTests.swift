@@ -19,6 +19,8 @@ struct ReplicationConfigurationTests {
         let full = try parse("{replica: file:///srv/replicas/a, max_lag: 4MiB}").replication
         #expect(full == ReplicationConfiguration(replica: "/srv/replicas/a", maxLag: 4 << 20))
         #expect(try parse("{replica: /srv/replicas/a}").replication?.maxLag == 16 << 20)
+        #expect(try parse("{replica: /srv/replicas/a}").replication?.syncInterval == .seconds(1))
+        #expect(try parse("{sync_interval: 250ms}").replication?.syncInterval == .milliseconds(250))
         let unreplicated = try ConfigurationLoader().parse("stores:\n  - {name: a, path: a.sqlite, model: \(Self.model)}\n", file: "t.yaml")
         #expect(unreplicated.stores[0].replication == nil)
     }
@@ -37,6 +39,8 @@ struct ReplicationConfigurationTests {
         ("{max_lag: lots}", .invalidValue, "stores[0].replication.max_lag", "not a size"),
         ("{max_lagg: 1MiB}", .unknownKey, "stores[0].replication.max_lagg", "did you mean 'max_lag'?"),
         ("[a]", .wrongType, "stores[0].replication", "expected a mapping"),
+        ("{sync_interval: 5ms}", .invalidValue, "stores[0].replication.sync_interval", "between 10ms and 1h (e.g. 1s (Litestream's default)"),
+        ("{sync_interval: soon}", .invalidValue, "stores[0].replication.sync_interval", "'soon' is not a duration"),
     ])
     func refused(replication: String, kind: ConfigurationError.Kind, key: String, words: String) {
         do {

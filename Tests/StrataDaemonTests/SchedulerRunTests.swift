@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Strata
+import Synchronization
 import Testing
 @testable import StrataDaemon
 
@@ -254,5 +255,40 @@ struct SchedulerRunTests {
         #expect(status.statistics.errors == 0, "\(status.statistics.lastError ?? "")")
         #expect(status.workingOn == nil)
         #expect(!f.hosted.isFinishing)
+    }
+
+    /// Issue 23: the replica's lag is asked before every batch of a scheduler's run, so the
+    /// work stops within one batch of reaching `max_lag` (not within a sampling tick), and
+    /// never during a batch (a batch is not rolled back for it); a forced run ignores it.
+    @Test func aBacklogIsCheckedBeforeEveryBatchAndNeverHoldsAForcedRun() async throws {
+        let f = try Fixture(rows: 20_000) { settings in
+            try settings.set("pause_between_batches", to: "0ms")
+        }
+        defer { f.remove() }
+        let calls = Mutex(0)
+        let busyFrom = 6
+        let backlog: @Sendable () -> Interruption? = {
+            let call = calls.withLock { $0 += 1; return $0 }
+            return call >= busyFrom ? Interruption(reason: "waiting: replica lag (load) 17 MiB > 16 MiB", at: .now) : nil
+        }
+        let gate = SchedulerGate()
+        let runner = DeferredWorkRunner(gate: gate, logger: Logger(label: "test.backlog"))
+        var settings = SchedulerSettings()
+        try settings.set("batch_budget", to: "2ms")
+        try settings.set("pause_between_batches", to: "0ms")
+        let held = await runner.run(f.hosted, now: false, settings: settings, backlog: backlog, claim: .scheduler)
+        let report = try #require(held.report)
+        #expect(held.error == nil, "\(held.error ?? "")")
+        #expect(report.batches >= 1 && report.batches <= busyFrom - 1, "batches \(report.batches) for \(busyFrom - 1) quiet checks")
+        #expect(held.stoppedByGate && held.interruptedBy?.reason == "waiting: replica lag (load) 17 MiB > 16 MiB")
+        #expect(!gate.allowsIdleWork, "the backlog closes the gate")
+        #expect(f.pending > 0 && f.rowsDone > 0)
+
+        // `FinishDeferred(now)` is the operator's override: the lag does not hold it.
+        let forced = await DeferredWorkRunner(gate: SchedulerGate(), logger: Logger(label: "test.forced"))
+            .run(f.hosted, now: true, settings: settings, backlog: { Interruption(reason: "busy", at: .now) })
+        #expect(forced.error == nil && forced.report?.tasksRemaining == 0, "\(forced.error ?? "")")
+        #expect(f.pending == 0)
+        #expect(try f.count() == 20_000)
     }
 }

@@ -122,13 +122,13 @@ struct ConfigurationReader {
         return history
     }
 
-    /// `stores[].replication`: a mapping (`replica`, `max_lag`), possibly empty, or `true`.
+    /// `stores[].replication`: a mapping (`replica`, `max_lag`, `sync_interval`), possibly empty, or `true`.
     private func replication(_ node: Node, key: String) throws(ConfigurationError) -> ReplicationConfiguration? {
         if case .scalar = node {
             return try bool(node, key: key) ? ReplicationConfiguration() : nil
         }
         if case .mapping(let mapping) = node, mapping.isEmpty { return ReplicationConfiguration() }
-        let map = try mapping(node, key: key, allowed: ["replica", "max_lag"])
+        let map = try mapping(node, key: key, allowed: ["replica", "max_lag", "sync_interval"])
         var replication = ReplicationConfiguration()
         if let value = map["replica"] {
             var text = try scalar(value, key: "\(key).replica")
@@ -145,6 +145,10 @@ struct ConfigurationReader {
                 throw ConfigurationError(.invalidValue, file: file, key: "\(key).max_lag", "'\(text)' is not a size between 64KiB and 16384MiB (e.g. 16MiB): the WAL bytes not yet on the replica before deferred work holds", line: line(value))
             }
             replication.maxLag = bytes
+        }
+        if let value = map["sync_interval"] {
+            replication.syncInterval = try duration(value, key: "\(key).sync_interval", in: ReplicationConfiguration.syncIntervalRange,
+                                                    examples: "1s (Litestream's default), 500ms, 10s")
         }
         return replication
     }

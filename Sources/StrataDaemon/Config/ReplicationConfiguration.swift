@@ -6,11 +6,13 @@ import Foundation
 /// replication:
 ///   replica: /var/lib/strata/replicas/aircraft   # a file replica (or file:// URL); optional
 ///   max_lag: 16MiB                               # hold deferred work while more is unshipped
+///   sync_interval: 1s                            # Litestream's sync-interval for this replica
 /// ```
 ///
 /// With it, the store's WAL checkpoints belong to Litestream (`WALCheckpointing.external`), and
 /// the idle scheduler holds deferred work while the WAL bytes not yet shipped exceed
-/// ``maxLag`` (the `replication` signal).
+/// ``maxLag``, counting what the store's clients will write before Litestream's next sync
+/// (the `replication` signal).
 public struct ReplicationConfiguration: Sendable, Hashable {
     /// The directory of the replica whose position is read: a `file://` replica's path. Nil
     /// reads Litestream's local copy next to the store (`.NAME-litestream`), which shows
@@ -18,17 +20,26 @@ public struct ReplicationConfiguration: Sendable, Hashable {
     public var replica: String?
     /// The most WAL bytes not yet shipped before deferred work holds.
     public var maxLag: Int
+    /// Litestream's `sync-interval` for the replica: how long the WAL the clients write waits
+    /// to be shipped, which the work leaves room for under ``maxLag``.
+    public var syncInterval: Duration
 
     /// The range of ``maxLag``: 64 KiB (a few batches) to 16 GiB.
     public static let maxLagRange: ClosedRange<Int> = (64 << 10) ... (16 << 30)
     /// The default ``maxLag``: 16 MiB, about 15 s of Litestream's 1 s sync interval at the
     /// WAL rate of a 1M-row rewrite on a busy disk (docs/Fleet.md).
     public static let defaultMaxLag = 16 << 20
+    /// The range of ``syncInterval``.
+    public static let syncIntervalRange: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
+    /// The default ``syncInterval``: Litestream's own default, 1 s.
+    public static let defaultSyncInterval: Duration = .seconds(1)
 
     /// Memberwise initializer.
-    public init(replica: String? = nil, maxLag: Int = ReplicationConfiguration.defaultMaxLag) {
+    public init(replica: String? = nil, maxLag: Int = ReplicationConfiguration.defaultMaxLag,
+                syncInterval: Duration = ReplicationConfiguration.defaultSyncInterval) {
         self.replica = replica
         self.maxLag = maxLag
+        self.syncInterval = syncInterval
     }
 
     /// The directory holding the replica's LTX levels (`ltx/0/…`) for a store at `storePath`.

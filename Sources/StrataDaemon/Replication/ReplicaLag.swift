@@ -22,43 +22,27 @@ public struct ReplicaLag: Sendable, Hashable {
     /// Why the position could not be read (no replica yet, an unreadable directory, a foreign
     /// file); nil when it was. Deferred work holds while there is one.
     public var problem: String?
-
-    /// The most LTX files of one level looked at (a replica that keeps more is compacted
-    /// wrong; its position is reported unreadable rather than listed for seconds).
-    static let maxLevelFiles = 200_000
+    /// The WAL's committed end (bytes) and its generation (its two salts): how much the store's
+    /// writers have written since the WAL last restarted.
+    var walEnd = 0
+    var walGeneration: UInt64 = 0
 
     /// Reads the lag of the store at `storePath` against the replica under `positionDirectory`.
     public static func read(storePath: String, positionDirectory: String) -> ReplicaLag {
+        between(storePath: storePath, and: ShippedPosition.read(positionDirectory: positionDirectory))
+    }
+
+    /// The lag of the store at `storePath` (its WAL's end read now) against a position read
+    /// before: the shipped position moves only when Litestream writes an LTX file, so it may be
+    /// read less often than the WAL's end, which every commit moves (an older position only
+    /// overstates the lag).
+    public static func between(storePath: String, and shipped: ShippedPosition) -> ReplicaLag {
         let wal = WALIndexHeader.read(storePath + "-shm")
         let walEnd = wal.map { $0.committedEnd } ?? 0
-        let level = positionDirectory + "/ltx/0"
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: level)
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: positionDirectory)
-                ? "cannot list \(level): \((error as NSError).localizedDescription)"
-                : "no replica at \(positionDirectory) yet: is `litestream replicate` running for this store (strata-litestream.service)?"
-            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil, problem: reason)
-        }
-        guard names.count <= maxLevelFiles else {
-            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil,
-                              problem: "\(level) holds \(names.count) files (more than \(maxLevelFiles)); check Litestream's compaction and retention")
-        }
-        let newest = names.compactMap { name -> (UInt64, String)? in
-            guard name.hasSuffix(".ltx"), name.count == 37, let max = UInt64(name.dropFirst(17).prefix(16), radix: 16) else { return nil }
-            return (max, name)
-        }.max { $0.0 < $1.0 }
-        guard let newest else {
-            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil,
-                              problem: "no LTX file in \(level) yet: is `litestream replicate` running for this store (strata-litestream.service)?")
-        }
-        let path = level + "/" + newest.1
-        let header: LTXHeader
-        do {
-            header = try LTXHeader.read(path)
-        } catch {
-            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil, problem: error.reason)
+        let generation = wal.map { UInt64($0.salt1) << 32 | UInt64($0.salt2) } ?? 0
+        guard let header = shipped.header else {
+            return ReplicaLag(unshippedBytes: walEnd, shippedAt: nil, problem: shipped.problem ?? "no replica position",
+                              walEnd: walEnd, walGeneration: generation)
         }
         guard let wal else {
             // No WAL index: no connection has the store open in WAL mode, nothing unshipped.
@@ -70,7 +54,7 @@ public struct ReplicaLag: Sendable, Hashable {
         } else {
             unshipped = wal.frames == 0 ? 0 : max(0, walEnd - WALIndexHeader.walHeaderSize)
         }
-        return ReplicaLag(unshippedBytes: unshipped, shippedAt: header.timestamp, problem: nil)
+        return ReplicaLag(unshippedBytes: unshipped, shippedAt: header.timestamp, problem: nil, walEnd: walEnd, walGeneration: generation)
     }
 }
 

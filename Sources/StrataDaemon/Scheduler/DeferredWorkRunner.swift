@@ -51,11 +51,13 @@ public final class DeferredWorkRunner: Sendable {
     ///   - deadline: the end of the store's turn (nil: until done or stopped).
     ///   - clock: the clock of `deadline`.
     ///   - interrupt: checked before every batch; a reason stops the work (see ``RunGate``).
+    ///   - backlog: checked before every batch of a scheduler's run (never a forced one), never
+    ///     during one: the replica's lag (see ``RunGate``).
     ///   - claim: a scheduler turn gives way at its next batch when a request (`FinishDeferred`)
     ///     asks for the store; a request takes the store over from a scheduler turn.
     public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
                     clock: any SchedulerClock = SystemSchedulerClock(), interrupt: (@Sendable () -> Interruption?)? = nil,
-                    claim: HostedStore.FinishingClaim = .request,
+                    backlog: (@Sendable () -> Interruption?)? = nil, claim: HostedStore.FinishingClaim = .request,
                     progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
         let name = hosted.name
         guard let store = hosted.store, hosted.state == .ready else {
@@ -77,22 +79,22 @@ public final class DeferredWorkRunner: Sendable {
         }
         hosted.finishingWatch.began()
         let result = await runClaimed(hosted, store: store, now: now, settings: settings, deadline: deadline, clock: clock,
-                                      interrupt: interrupt, claim: claim, progress: progress)
+                                      interrupt: interrupt, backlog: backlog, claim: claim, progress: progress)
         // Released first: a follower that comes after the end runs the work itself.
         hosted.endFinishing()
         hosted.finishingWatch.ended(result)
         return result
     }
 
-    /// ``run(_:now:settings:deadline:clock:interrupt:claim:progress:)`` once the store is claimed.
+    /// ``run(_:now:settings:deadline:clock:interrupt:backlog:claim:progress:)`` once the store is claimed.
     private func runClaimed(_ hosted: HostedStore, store: PersistentStore, now: Bool, settings: SchedulerSettings,
                             deadline: ContinuousClock.Instant?, clock: any SchedulerClock, interrupt: (@Sendable () -> Interruption?)?,
-                            claim: HostedStore.FinishingClaim, progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result {
+                            backlog: (@Sendable () -> Interruption?)?, claim: HostedStore.FinishingClaim, progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result {
         let name = hosted.name
         // One check says whether to go on (RunGate); the library paces (the cost delay).
         var yieldRequested: (@Sendable () -> Bool)?
         if claim == .scheduler { yieldRequested = { @Sendable in hosted.yieldRequested } }
-        let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt,
+        let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt, backlog: backlog,
                               yieldRequested: yieldRequested, now: { clock.now })
         // With `idle_batch_budget` above `batch_budget`: while no call is in flight for the
         // store, batches may run that long (idle batches); a call's arrival aborts the batch in

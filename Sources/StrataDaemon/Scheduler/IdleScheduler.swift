@@ -125,7 +125,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
         var readings = daemonReadings(all, at: now)
         if settings.signals.contains(.replication) {
             // Replicated stores: WAL bytes not yet on the replica (docs/Fleet.md).
-            readings += all.compactMap { $0.state == .ready ? $0.replicaProbe?.reading(now: .now, logger: logger) : nil }
+            // Read while no work runs on the store, the WAL's growth is the clients' (their rate).
+            readings += all.compactMap { hosted in
+                guard hosted.state == .ready else { return nil }
+                return hosted.replicaProbe?.reading(now: .now, logger: logger, at: work == nil && !hosted.isFinishing ? .workIdle : .other)
+            }
         }
         let (hostReadings, hostUnavailable) = host.read(settings)
         readings += hostReadings
@@ -190,6 +194,28 @@ public actor IdleScheduler: DeferredWorkScheduler {
         }
     }
 
+    /// The check the work makes before every batch of a backlog it grows itself: the lag of
+    /// each replicated store, its WAL's end read live (`-shm`), so that the work stops within
+    /// one batch of reaching `max_lag` rather than within a sampling tick (nil without the
+    /// `replication` signal or a replicated store).
+    private func backlogCheck(_ all: [HostedStore], working: HostedStore) -> (@Sendable () -> Interruption?)? {
+        guard detector.settings.signals.contains(.replication) else { return nil }
+        // The WAL's growth between two batches is the work's on the store it works on.
+        let probes = all.compactMap { hosted in
+            hosted.state == .ready ? hosted.replicaProbe.map { ($0, hosted === working ? ReplicaLagProbe.Moment.beforeBatch : .other) } : nil
+        }
+        guard !probes.isEmpty else { return nil }
+        let clock = self.clock
+        let logger = self.logger
+        return {
+            for (probe, moment) in probes {
+                let reading = probe.reading(now: .now, logger: logger, at: moment)
+                if reading.isBusy { return Interruption(reason: "waiting: " + reading.summary, at: clock.now) }
+            }
+            return nil
+        }
+    }
+
     /// Evaluates the latest readings and moves the gate.
     private func decide(at now: ContinuousClock.Instant) {
         verdict = detector.evaluate(readings, at: now, local: clock.local)
@@ -230,11 +256,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     private nonisolated func workLoop() async {
-        while let (hosted, settings, interrupt, othersWaiting) = await nextTurn() {
+        while let (hosted, settings, interrupt, backlog, othersWaiting) = await nextTurn() {
             // A turn ends for the next store's; alone, a store keeps working until done or stopped.
             let deadline = othersWaiting ? clock.now + settings.storeTurn : nil
             let result = await runner.run(hosted, now: false, settings: settings, deadline: deadline,
-                                        clock: clock, interrupt: interrupt, claim: .scheduler)
+                                        clock: clock, interrupt: interrupt, backlog: backlog, claim: .scheduler)
             let ended = clock.now
             // The turn's claim is released: a run holding the store now is a request's.
             let handedOver = hosted.isFinishing
@@ -251,7 +277,8 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     /// The next store with pending work, in round-robin order after the last one.
-    private func nextTurn() async -> (HostedStore, SchedulerSettings, @Sendable () -> Interruption?, othersWaiting: Bool)? {
+    private func nextTurn() async -> (HostedStore, SchedulerSettings, interrupt: @Sendable () -> Interruption?,
+                                      backlog: (@Sendable () -> Interruption?)?, othersWaiting: Bool)? {
         guard gate.allowsIdleWork else { return nil }
         let all = await stores()
         let now = clock.now
@@ -262,7 +289,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
             lastStore = hosted.name
             workingOn = hosted.name
             let othersWaiting = all.contains { $0 !== hosted && wantsTurn($0, at: now) }
-            return (hosted, detector.settings, interruptCheck(all), othersWaiting)
+            return (hosted, detector.settings, interruptCheck(all), backlogCheck(all, working: hosted), othersWaiting)
         }
         return nil
     }

@@ -14,6 +14,7 @@ final class RunGate: Sendable {
     private let forced: Bool
     private let deadline: ContinuousClock.Instant?
     private let interrupt: (@Sendable () -> Interruption?)?
+    private let backlog: (@Sendable () -> Interruption?)?
     private let yieldRequested: (@Sendable () -> Bool)?
     private let now: @Sendable () -> ContinuousClock.Instant
     private let stopped = Mutex<StopReason?>(nil)
@@ -34,15 +35,20 @@ final class RunGate: Sendable {
     ///   - interrupt: a cheap check of the daemon's own load made before every batch and during
     ///     the library's pauses (the scheduler's sampling loop may be a few tens of milliseconds
     ///     away); returns why and when (the first busy reading) when the work must stop. Closes the gate.
+    ///   - backlog: a check made before every batch only (never during one: a batch is not
+    ///     rolled back for it): a backlog the work itself grows, the replica's lag, read live.
+    ///     Stops the work and closes the gate, as `interrupt` does.
     ///   - yieldRequested: for a scheduler turn, whether a request waits to take the store over.
     ///   - now: the clock of `deadline` (the scheduler's; tests pass a fake one).
     init(gate: SchedulerGate, forced: Bool, deadline: ContinuousClock.Instant?,
-         interrupt: (@Sendable () -> Interruption?)? = nil, yieldRequested: (@Sendable () -> Bool)? = nil,
+         interrupt: (@Sendable () -> Interruption?)? = nil, backlog: (@Sendable () -> Interruption?)? = nil,
+         yieldRequested: (@Sendable () -> Bool)? = nil,
          now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.gate = gate
         self.forced = forced
         self.deadline = deadline
         self.interrupt = interrupt
+        self.backlog = backlog
         self.yieldRequested = yieldRequested
         self.now = now
     }
@@ -54,6 +60,10 @@ final class RunGate: Sendable {
     func shouldContinue() -> Bool {
         if let yieldRequested, yieldRequested() { return stop(.gate) }
         guard mayGoOn() else { return false }
+        if !forced, let backlog, let interruption = backlog() {
+            gate.set(open: false)
+            return stop(.load(interruption))
+        }
         if let deadline, now() >= deadline { return stop(.turnOver) }
         return true
     }
