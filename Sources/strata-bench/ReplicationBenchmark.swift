@@ -30,7 +30,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("interval-ms"), help: "Pause between a client's updates, in milliseconds.") var interval = 5
     @Option(name: .long, help: "The stratad executable (default: next to this binary).") var stratad: String?
     @Option(name: .long, help: "The litestream executable (default: litestream on the PATH).") var litestream: String?
-    @Option(name: .customLong("max-lag"), help: "replication.max_lag of the paced run.") var maxLag = "16MiB"
+    @Option(name: .customLong("max-lag"), help: "replication.max_lag of the paced run.") var maxLag = "64MiB"
     @Option(name: .customLong("sync-interval"), help: "Litestream's sync-interval.") var syncInterval = "1s"
     @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs.") var seedCache: String?
     @Option(name: .long, help: "Runs to make, comma-separated: off, on, paced.") var runs = "off,on,paced"

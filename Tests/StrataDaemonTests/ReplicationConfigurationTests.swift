@@ -18,7 +18,7 @@ struct ReplicationConfigurationTests {
         #expect(try parse("false").replication == nil)
         let full = try parse("{replica: file:///srv/replicas/a, max_lag: 4MiB}").replication
         #expect(full == ReplicationConfiguration(replica: "/srv/replicas/a", maxLag: 4 << 20))
-        #expect(try parse("{replica: /srv/replicas/a}").replication?.maxLag == 16 << 20)
+        #expect(try parse("{replica: /srv/replicas/a}").replication?.maxLag == 64 << 20)
         #expect(try parse("{replica: /srv/replicas/a}").replication?.syncInterval == .seconds(1))
         #expect(try parse("{sync_interval: 250ms}").replication?.syncInterval == .milliseconds(250))
         let unreplicated = try ConfigurationLoader().parse("stores:\n  - {name: a, path: a.sqlite, model: \(Self.model)}\n", file: "t.yaml")

@@ -142,7 +142,7 @@ struct ConfigurationReader {
             let text = try scalar(value, key: "\(key).max_lag")
             let range = ReplicationConfiguration.maxLagRange
             guard let bytes = ByteSize.parse(text), range.contains(bytes) else {
-                throw ConfigurationError(.invalidValue, file: file, key: "\(key).max_lag", "'\(text)' is not a size between 64KiB and 16384MiB (e.g. 16MiB): the WAL bytes not yet on the replica before deferred work holds", line: line(value))
+                throw ConfigurationError(.invalidValue, file: file, key: "\(key).max_lag", "'\(text)' is not a size between 64KiB and 16384MiB (e.g. 64MiB): the most WAL the replica may be behind before deferred work holds", line: line(value))
             }
             replication.maxLag = bytes
         }

@@ -163,7 +163,7 @@ public final class ReplicaLagProbe: Sendable {
         if crowded != cache.loggedCrowded {
             cache.loggedCrowded = crowded
             if crowded {
-                logger.warning("the clients alone write more than max_lag between two syncs: deferred work runs only in the gaps; raise max_lag or shorten Litestream's sync-interval (and replication.sync_interval)", metadata: [
+                logger.warning("the clients alone write more than max_lag between two syncs: deferred work holds until they write less; raise max_lag or shorten Litestream's sync-interval (and replication.sync_interval)", metadata: [
                     "strata.store": "\(store)", "strata.expected_bytes": "\(projection.expectedBytes)",
                     "strata.clients_bytes_per_second": "\(Int(cache.rate))", "strata.max_lag_bytes": "\(configuration.maxLag)"])
             }
