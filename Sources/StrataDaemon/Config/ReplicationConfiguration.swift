@@ -20,8 +20,9 @@ public struct ReplicationConfiguration: Sendable, Hashable {
     public var replica: String?
     /// The most WAL bytes not yet shipped before deferred work holds.
     public var maxLag: Int
-    /// Litestream's `sync-interval` for the replica: how long the WAL the clients write waits
-    /// to be shipped, which the work leaves room for under ``maxLag``.
+    /// The time between two of Litestream's shipments (the replica's `sync-interval`, at least
+    /// Litestream's 1 s monitor interval): how long the WAL the clients write waits to be
+    /// shipped, which the work leaves room for under ``maxLag``.
     public var syncInterval: Duration
 
     /// The range of ``maxLag``: 64 KiB (a few batches) to 16 GiB.
