@@ -90,15 +90,16 @@ extension ObjectContext {
         for object in changed { object.version += 1 }
         for object in toInsert + changed {
             object.committedValues = object.values
-            for (name, target) in object.toOne {
+            object.changedSlots.removeAll()
+            guard let relations = object.relations else { continue }
+            for (name, target) in relations.toOne {
                 switch target {
-                case .stored(let pk): object.committedToOne[name] = pk
-                case .object(let o): object.committedToOne[name] = o.map { $0.pendingKey ?? $0.objectID.primaryKey }
+                case .stored(let pk): relations.committedToOne[name] = pk
+                case .object(let o): relations.committedToOne[name] = o.map { $0.pendingKey ?? $0.objectID.primaryKey }
                 }
             }
-            object.changedSlots.removeAll()
-            object.changedKeys.removeAll()
-            object.changedJoinRelationships.removeAll()
+            relations.changedKeys.removeAll()
+            relations.changedJoinRelationships.removeAll()
         }
         inserted.removeAll()
         deleted.removeAll()

@@ -274,17 +274,19 @@ public final class ObjectContext {
         for object in Array(updated.values) + deleted {
             object.values = object.committedValues
             object.changedSlots.removeAll()
-            object.changedKeys.removeAll()
-            object.changedJoinRelationships.removeAll()
-            object.toOne = object.committedToOne.mapValues { ManagedObject.ToOneTarget.stored($0) }
-            object.toMany.removeAll()
-            object.orderValues.removeAll()
             object.isDeleted = false
+            guard let relations = object.relations else { continue }
+            relations.changedKeys.removeAll()
+            relations.changedJoinRelationships.removeAll()
+            relations.toOne = relations.committedToOne.mapValues { ManagedObject.ToOneTarget.stored($0) }
+            relations.toMany.removeAll()
+            relations.orderValues.removeAll()
         }
         // Relationship caches of untouched objects may mention dropped objects: reload lazily.
         for object in registered.values {
-            object.toMany.removeAll()
-            object.toOne = object.toOne.compactMapValues { target in
+            guard let relations = object.relations else { continue }
+            relations.toMany.removeAll()
+            relations.toOne = relations.toOne.compactMapValues { target in
                 if case .object(let o?) = target, o.context == nil { return nil }
                 return target
             }

@@ -83,7 +83,9 @@ public struct SQLFragment: Sendable, Hashable {
 
     /// GRDB statement arguments for ``arguments``.
     public var statementArguments: StatementArguments {
-        StatementArguments(arguments.map(\.databaseValue))
+        // Through the array literal (``StatementArguments/values(_:)``), not the generic
+        // initializer, which builds a key path at run time on every call (a fetch's).
+        StatementArguments.values(arguments.map { $0.databaseValue })
     }
 }
 
