@@ -148,7 +148,7 @@ struct ConfigurationReader {
         }
         if let value = map["sync_interval"] {
             replication.syncInterval = try duration(value, key: "\(key).sync_interval", in: ReplicationConfiguration.syncIntervalRange,
-                                                    examples: "1s (Litestream's default), 500ms, 10s")
+                                                    examples: "1s (Litestream's default), 2s, 10s")
         }
         return replication
     }

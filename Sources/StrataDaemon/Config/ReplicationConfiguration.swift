@@ -6,13 +6,13 @@ import Foundation
 /// replication:
 ///   replica: /var/lib/strata/replicas/aircraft   # a file replica (or file:// URL); optional
 ///   max_lag: 64MiB                               # the most the replica may be behind
-///   sync_interval: 1s                            # Litestream's sync-interval for this replica
+///   sync_interval: 1s                            # the time between Litestream's shipments
 /// ```
 ///
 /// With it, the store's WAL checkpoints belong to Litestream (`WALCheckpointing.external`), and
 /// the idle scheduler holds deferred work while the WAL bytes not yet shipped exceed
-/// ``maxLag``, counting what the store's clients will write before Litestream's next sync
-/// (the `replication` signal).
+/// ``maxLag``, counting what the store's clients write in one ``syncInterval`` and the work's
+/// next batch (the `replication` signal).
 public struct ReplicationConfiguration: Sendable, Hashable {
     /// The directory of the replica whose position is read: a `file://` replica's path. Nil
     /// reads Litestream's local copy next to the store (`.NAME-litestream`), which shows
