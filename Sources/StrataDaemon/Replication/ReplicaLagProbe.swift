@@ -84,12 +84,6 @@ public final class ReplicaLagProbe: Sendable {
     /// The other writers' WAL rate now believed, in bytes per second.
     public var othersRate: Double { cache.withLock { $0.rate } }
 
-    /// The lag now: the WAL's end read now, against the replica's position read at most
-    /// ``interval`` ago.
-    public func lag(now: ContinuousClock.Instant = .now, logger: Logger? = nil) -> ReplicaLag {
-        projection(now: now, logger: logger, at: .other).lag
-    }
-
     /// The lag now and what the other writers write in one sync interval.
     ///
     /// - Parameter moment: when the reading is made, which says whose writes the WAL's growth
