@@ -190,6 +190,37 @@ struct DeferredCrashTests {
         try Self.verifyFinished(fixture, url)
     }
 
+    @Test("SIGKILL while a grown WAL is cut back in steps: every row stays and finishing completes")
+    func killWhileTheWALIsCutBack() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
+        let directory = TemporaryFolder()
+        let url = try Self.pendingStore(.rewrite, in: directory.url)
+        // Another connection keeps the WAL file when the child's writer closes. Grown to about
+        // 160 MiB, copied, then restarted by one write: a long tail for the child to cut.
+        let keeper = try DatabaseQueue(path: url.path)
+        defer { try? keeper.close() }
+        try keeper.inDatabase { db in
+            try db.execute(sql: "CREATE TABLE scratch(b)")
+            try db.execute(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000) INSERT INTO scratch SELECT randomblob(4000) FROM n")
+            try db.execute(sql: "DROP TABLE scratch")
+            _ = try db.checkpoint(.passive)
+            try db.execute(sql: "PRAGMA user_version = 0")
+        }
+        let grown = PersistentStore.fileSize(url.path + "-wal")
+        #expect(grown > 2 * PersistentStore.walSizeLimit)
+        // Killed right after the second cut, inside its write transaction.
+        let crashed = try Self.finish(url, faultPoint: "wal.trim@2")
+        #expect(crashed.signaled && crashed.status == SIGKILL)
+        let left = PersistentStore.fileSize(url.path + "-wal")
+        #expect(left < grown && left >= PersistentStore.walSizeLimit, "WAL of \(left) bytes (\(grown) before)")
+        try Self.verifyRows(url)
+        #expect(!(try PersistentStore.pendingDeferredWork(at: url)).isEmpty)
+        let resumed = try Self.finish(url, faultPoint: nil)
+        #expect(!resumed.signaled && resumed.status == 0)
+        try Self.verifyRows(url)
+        try Self.verifyFinished(url)
+    }
+
     @Test("a backup killed mid-copy resumes at its recorded page: the pages redone are at most one step")
     func backupResumesAfterKill() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Strata
 import Testing
 @testable import StrataDaemon
 

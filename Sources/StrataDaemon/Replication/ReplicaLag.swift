@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 /// How far a store's replica is behind the store: the WAL bytes not yet shipped.
 ///
@@ -55,45 +56,6 @@ public struct ReplicaLag: Sendable, Hashable {
             unshipped = wal.frames == 0 ? 0 : max(0, walEnd - WALIndexHeader.walHeaderSize)
         }
         return ReplicaLag(unshippedBytes: unshipped, shippedAt: header.timestamp, problem: nil, walEnd: walEnd, walGeneration: generation)
-    }
-}
-
-/// The header of a `-shm` WAL index: salts and the last committed frame of the WAL.
-struct WALIndexHeader: Hashable {
-    var pageSize: Int
-    var frames: Int
-    var salt1: UInt32
-    var salt2: UInt32
-
-    static let walHeaderSize = 32
-    static let frameHeaderSize = 24
-
-    /// The WAL's size up to its last committed frame.
-    var committedEnd: Int { frames == 0 ? 0 : Self.walHeaderSize + frames * (pageSize + Self.frameHeaderSize) }
-
-    /// The header, from the two copies SQLite keeps (retried while a writer updates them;
-    /// the first copy, the newer, after three tries); nil when the file is missing, short or
-    /// not initialized.
-    static func read(_ path: String) -> WALIndexHeader? {
-        for attempt in 0..<3 {
-            guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-            let data = (try? handle.read(upToCount: 96)) ?? nil
-            try? handle.close()
-            guard let data, data.count == 96 else { return nil }
-            let bytes = [UInt8](data)
-            guard bytes[0..<48] == bytes[48..<96] || attempt == 2 else { continue }
-            guard bytes[12] == 1 else { return nil }  // isInit
-            func native32(_ offset: Int) -> UInt32 {
-                bytes[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-            }
-            func big32(_ offset: Int) -> UInt32 {
-                bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
-            }
-            let size = bytes[14..<16].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) }
-            return WALIndexHeader(pageSize: size == 1 ? 65536 : Int(size), frames: Int(native32(16)),
-                                  salt1: big32(32), salt2: big32(36))
-        }
-        return nil
     }
 }
 

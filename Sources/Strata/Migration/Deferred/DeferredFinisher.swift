@@ -166,7 +166,8 @@ struct DeferredFinisher {
         let start = ContinuousClock.now
         // The WAL is given back when the work is all done and no client call is in flight (a
         // pause never truncates: the load that paused the run would wait for it).
-        session.checkpointer?.stop(store: store, truncating: session.completed && !(options.clientsActive?() ?? false))
+        session.checkpointer?.stop(store: store, truncating: session.completed && !(options.clientsActive?() ?? false),
+                                   budget: options.batchBudget, pause: options.pauseBetweenBatches, clientsActive: options.clientsActive)
         _ = try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
         }
@@ -359,7 +360,20 @@ struct DeferredFinisher {
         step.session.unlimitedNext = false
         adapt(step.counters, elapsed: ContinuousClock.now - started, limit: limit)
         step.session.checkpointer?.checkpointIfDue()
+        trimWALIfDue(step.session)
         report(step.entry, rowsDone: rowsDone, state: done ? .done : .running, index: step.index, of: step.total)
+    }
+
+    /// Between two batches: one step of cutting back a WAL that restarted after growing
+    /// (``WALTrimmer``), when the file has a tail to cut. It holds the write lock for about
+    /// half a batch budget (the log's "trim WAL" step).
+    func trimWALIfDue(_ session: Session) {
+        guard session.checkpointer != nil, store.walTrimmer.hasTail else { return }
+        do {
+            _ = try writer("trim WAL") { db in try store.walTrimmer.step(db, budget: currentBudget, restart: false) }
+        } catch {
+            store.logger.debug("cutting the WAL back failed; tried again after the next batch", metadata: ["strata.error": "\(error)"])
+        }
     }
 
     // MARK: - Ledger

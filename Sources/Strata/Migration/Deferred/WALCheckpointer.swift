@@ -54,6 +54,8 @@ final class WALCheckpointer: Sendable {
         let frames = self.frames
         previousAutocheckpoint = try store.database.writeWithoutTransaction { db in
             let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
+            // The WAL the run lets grow is cut back in steps (WALTrimmer), not at one write.
+            try store.walTrimmer.engage(db)
             // Retained until stop(): the hook must never see a freed context.
             let context = Unmanaged.passRetained(frames).toOpaque()
             sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
@@ -111,44 +113,47 @@ final class WALCheckpointer: Sendable {
         }
     }
 
-    /// Gives a WAL file larger than ``PersistentStore/walSizeLimit`` back to the file system
-    /// when nobody is in the way: one `TRUNCATE` checkpoint attempt without waiting (no busy
-    /// handler), after the run's last passive one copied the frames. A run's batches can leave a
-    /// WAL of gigabytes, which SQLite would otherwise keep at that size until the next write
-    /// after a full checkpoint
-    /// (`journal_size_limit`, ``PersistentStore/walSizeLimit``). When a writer or an older
-    /// reader is there, SQLite answers busy at once and the WAL is cut at a later write.
+    /// Gives the WAL file back to the file system when nobody is in the way: one `TRUNCATE`
+    /// checkpoint attempt without waiting (no busy handler), once the run's work is all done,
+    /// its last passive checkpoint copied the frames and ``WALTrimmer`` cut the file back to at
+    /// most ``PersistentStore/walSizeLimit`` (so that the truncation holds the write lock for a
+    /// few milliseconds at most). When a writer or an older reader is there, SQLite answers
+    /// busy at once and the WAL stays, within the limit, for SQLite to reuse.
     func truncateIfFree() {
-        // A WAL within the journal size limit is SQLite's to reuse (and a truncation would
-        // take the write lock for nothing).
-        guard PersistentStore.fileSize(path + "-wal") > PersistentStore.walSizeLimit else { return }
+        guard PersistentStore.fileSize(path + "-wal") > 0, PersistentStore.fileSize(path + "-wal") <= PersistentStore.walSizeLimit else { return }
         do {
             try checkpoint(.truncate)
         } catch {
-            // Busy: the journal size limit cuts the WAL at a later write.
+            // Busy: the WAL stays for SQLite to reuse.
         }
     }
 
     /// Restores the writer's automatic checkpoint (which replaces the hook) and hands the rest
     /// to the background: the checkpoint in flight, a last one when the WAL is still over the
-    /// threshold, `truncating` the WAL once the work is done (``truncateIfFree()``), and closing
-    /// the checkpoint connection. Call once. **It never waits for a
-    /// checkpoint**: a run that stops for a pause or a shutdown returns within its batch, not
-    /// after a checkpoint's page copies and fsyncs (hundreds of milliseconds on a busy disk).
-    /// A client commit meanwhile finds the checkpoint lock taken and skips its automatic
-    /// checkpoint at once. The store's `close()` waits for it all.
-    func stop(store: PersistentStore, truncating: Bool = false) {
+    /// threshold, cutting a grown WAL back in steps (``WALTrimmer/trimAfterRun(store:budget:pause:clientsActive:checkpoint:patience:)``,
+    /// paced by `budget` and `pause` while `clientsActive` says a client call is in flight),
+    /// `truncating` the WAL once the work is done (``truncateIfFree()``), and closing the
+    /// checkpoint connection. Call once. **It never waits for a checkpoint**: a run that stops
+    /// for a pause or a shutdown returns within its batch, not after a checkpoint's page copies
+    /// and fsyncs (hundreds of milliseconds on a busy disk). A client commit meanwhile finds
+    /// the checkpoint lock taken and skips its automatic checkpoint at once. The store's
+    /// `close()` waits for it all (and stops the trimming).
+    func stop(store: PersistentStore, truncating: Bool = false, budget: Duration = .milliseconds(20),
+              pause: Duration = .milliseconds(10), clientsActive: (@Sendable () -> Bool)? = nil) {
         let due = isDue
         let restored = (try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
         }) != nil
         // The hook is gone once the automatic checkpoint is back: release its context.
         if restored { Unmanaged.passUnretained(frames).release() }
+        store.walTrimmer.disengage()
         let stopped = ContinuousClock.now
         queue.async {
             // Checkpoint what the run left, or the next client commit would.
             if due { self.checkpoint() }
-            if truncating { self.truncateIfFree() }
+            store.walTrimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
+                                          clientsActive: { clientsActive?() ?? true }, checkpoint: { self.checkpoint() })
+            if truncating, !store.walTrimmer.isEngaged { self.truncateIfFree() }
             self.connection.withLock { queue in
                 try? queue?.close()
                 queue = nil
@@ -157,6 +162,7 @@ final class WALCheckpointer: Sendable {
             let after = ContinuousClock.now - stopped
             self.logger.log(level: after > .milliseconds(50) ? .info : .debug, "the run's last WAL checkpoint ended after the run (which did not wait for it)", metadata: [
                 "strata.ms_after_run": "\(String(format: "%.1f", Double(after.components.seconds) * 1000 + Double(after.components.attoseconds) / 1e15))",
+                "strata.wal_trimmed_bytes": "\(store.walTrimmer.trimmedBytes.load(ordering: .relaxed))",
             ])
         }
     }

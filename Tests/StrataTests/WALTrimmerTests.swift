@@ -1,0 +1,170 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+/// A WAL that deferred work let grow is cut back in bounded steps under the write lock, never
+/// past its last committed frame, instead of all at once by the client write that restarts it.
+@Suite("WAL trimming: a grown WAL is cut back in steps, never past its last committed frame")
+struct WALTrimmerTests {
+    static let model = WALSizeLimitTests.model
+
+    static func walBytes(_ store: PersistentStore) -> Int { PersistentStore.fileSize(store.path + "-wal") }
+
+    static func header(_ store: PersistentStore) throws -> WALIndexHeader {
+        try #require(WALIndexHeader.read(store.path + "-shm"))
+    }
+
+    /// About 80 MiB of rows in one transaction (the WAL all in use, nothing checkpointed).
+    static func grow(_ store: PersistentStore, from first: Int = 1) throws {
+        try store.database.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ? + 19999)
+                INSERT INTO "Blob"("_pk", "bytes") SELECT i, randomblob(4000) FROM n
+                """, arguments: [first, first])
+        }
+    }
+
+    static func step(_ store: PersistentStore, restart: Bool = false) throws -> WALTrimmer.Outcome {
+        try store.database.writeWithoutTransaction { db in
+            try store.walTrimmer.step(db, budget: .milliseconds(20), restart: restart)
+        }
+    }
+
+    static func rows(_ store: PersistentStore) throws -> Int {
+        try store.database.read { db in try Int.fetchOne(db, sql: #"SELECT count(*) FROM "Blob""#) ?? -1 }
+    }
+
+    @Test("while a run is engaged the write that restarts the WAL leaves it; steps cut it back by at most a step each, and the limit comes back")
+    func engagedRestartKeepsTheFileAndStepsCutIt() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(Self.model)
+        defer { try? store.close() }
+        let checkpointer = try WALCheckpointer(store: store)
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "journal_size_limit") == -1)
+        // Grown, copied, then one write: SQLite restarts the WAL at it. Without the engagement
+        // that write's commit would cut the file to the limit, all at once.
+        try WALSizeLimitTests().growThenRestart(store)
+        let grown = Self.walBytes(store)
+        #expect(grown > 75 << 20, "WAL of \(grown) bytes")
+        let restarted = try Self.header(store)
+        #expect(restarted.committedEnd < 1 << 20, "the WAL restarted: \(restarted.frames) frames in use")
+        #expect(store.walTrimmer.hasTail)
+
+        var sizes = [grown]
+        var outcomes: [WALTrimmer.Outcome] = []
+        while outcomes.last != .done, outcomes.count < 200 {
+            outcomes.append(try Self.step(store))
+            sizes.append(Self.walBytes(store))
+        }
+        #expect(outcomes.last == .done)
+        #expect(outcomes.dropLast().allSatisfy { $0 == .more }, "\(outcomes)")
+        let cuts = zip(sizes, sizes.dropFirst()).map { $0 - $1 }
+        #expect(cuts.first ?? 0 <= WALTrimmer.initialStep, "the first step cut \(cuts.first ?? 0) bytes")
+        #expect(cuts.allSatisfy { $0 > 0 && $0 <= WALTrimmer.maximumStep }, "\(cuts)")
+        #expect(zip(cuts, cuts.dropFirst()).allSatisfy { $1 <= max($0 * 2, WALTrimmer.minimumStep) }, "a step at most doubles: \(cuts)")
+        #expect(sizes.last == PersistentStore.walSizeLimit)
+        #expect(store.walTrimmer.trimmedBytes.load(ordering: .relaxed) == grown - PersistentStore.walSizeLimit)
+        #expect(try Self.rows(store) == 20_001)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+
+        // After the run: nothing left to cut, and the writer cuts at restarts again.
+        checkpointer.stop(store: store)
+        store.checkpointQueue.sync {}
+        #expect(!store.walTrimmer.isEngaged)
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "journal_size_limit") == PersistentStore.walSizeLimit)
+    }
+
+    @Test("a WAL all in use is not cut; once a checkpoint copied it, one write of the unchanged user_version restarts it and the steps cut")
+    func aWALInUseWaitsForACheckpointAndARestart() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(Self.model)
+        defer { try? store.close() }
+        try store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA user_version = 7") }
+        let checkpointer = try WALCheckpointer(store: store)
+        defer {
+            checkpointer.stop(store: store)
+            store.checkpointQueue.sync {}
+        }
+        try Self.grow(store)
+        let grown = Self.walBytes(store)
+        #expect(grown > PersistentStore.walSizeLimit)
+        #expect(!store.walTrimmer.hasTail)
+        #expect(try Self.step(store) == .waiting)
+        #expect(try Self.step(store, restart: true) == .waiting, "nothing is copied yet: no restart write")
+        #expect(Self.walBytes(store) == grown)
+
+        _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        #expect(try Self.step(store) == .waiting, "without restart, a copied WAL still waits for a write")
+        #expect(try Self.step(store, restart: true) == .more)
+        #expect(try Self.header(store).frames <= 2, "the restart write began the WAL over")
+        var outcome = WALTrimmer.Outcome.more
+        for _ in 0..<200 where outcome == .more { outcome = try Self.step(store) }
+        #expect(outcome == .done)
+        #expect(Self.walBytes(store) == PersistentStore.walSizeLimit)
+        #expect(try store.database.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 7)
+        #expect(try Self.rows(store) == 20_000)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+    }
+
+    @Test("a reader's snapshot keeps the WAL from restarting: the frames it reads stay, and the cut waits for it")
+    func aReadersSnapshotIsNeverCut() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(Self.model)
+        defer { try? store.close() }
+        let checkpointer = try WALCheckpointer(store: store)
+        defer {
+            checkpointer.stop(store: store)
+            store.checkpointQueue.sync {}
+        }
+        try Self.grow(store)
+        let reader = try DatabaseQueue(path: store.path)
+        defer { try? reader.close() }
+        let sum = "SELECT count(*), sum(length(bytes)) FROM Blob"
+        try reader.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            let before = try Row.fetchOne(db, sql: sum)
+            #expect(before?[0] == 20_000)
+            // Rows the reader does not see, written and copied: a complete checkpoint is
+            // impossible while the reader's snapshot uses the WAL, so no restart either.
+            try Self.grow(store, from: 20_001)
+            _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            let size = Self.walBytes(store)
+            var outcomes: [WALTrimmer.Outcome] = []
+            for _ in 0..<5 { outcomes.append(try Self.step(store, restart: true)) }
+            #expect(outcomes.allSatisfy { $0 == .waiting }, "\(outcomes)")
+            #expect(Self.walBytes(store) >= size)
+            #expect(try Row.fetchOne(db, sql: sum) == before, "the reader still reads its snapshot from the WAL")
+            try db.execute(sql: "COMMIT")
+        }
+        // The reader gone: copied, restarted, cut.
+        _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        var outcome = try Self.step(store, restart: true)
+        for _ in 0..<300 where outcome != .done { outcome = try Self.step(store, restart: true) }
+        #expect(outcome == .done)
+        #expect(Self.walBytes(store) <= PersistentStore.walSizeLimit)
+        #expect(try Self.rows(store) == 40_000)
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+    }
+
+    @Test("after a run the store cuts the WAL back in the background; a run that begins meanwhile keeps the limit off")
+    func afterTheRunTheBackgroundCutsAndANewRunKeepsTheLimitOff() throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(Self.model)
+        defer { try? store.close() }
+        let first = try WALCheckpointer(store: store)
+        try WALSizeLimitTests().growThenRestart(store)
+        // A second run is under way when the first stops: the background leaves the cutting to it.
+        let second = try WALCheckpointer(store: store)
+        first.stop(store: store)
+        store.checkpointQueue.sync {}
+        #expect(Self.walBytes(store) > PersistentStore.walSizeLimit)
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "journal_size_limit") == -1)
+        // The second run ends (its work done, nobody there): cut back, then truncated.
+        second.stop(store: store, truncating: true, clientsActive: { false })
+        store.checkpointQueue.sync {}
+        #expect(Self.walBytes(store) == 0)
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "journal_size_limit") == PersistentStore.walSizeLimit)
+        #expect(try Self.rows(store) == 20_001)
+    }
+}
