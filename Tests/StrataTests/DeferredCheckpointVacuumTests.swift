@@ -128,7 +128,7 @@ struct DeferredCheckpointVacuumTests {
         // Over the limit: a truncation would hold the write lock for the whole file; left alone.
         try await store.database.write { db in try db.execute(sql: "UPDATE Item SET name = hex(randomblob(2000))") }
         #expect(walSize() > PersistentStore.walSizeLimit)
-        checkpointer.truncateIfFree()
+        checkpointer.truncateIfFree(store: store)
         #expect(walSize() > PersistentStore.walSizeLimit)
         // Within the limit (a fresh WAL of some MiB).
         _ = try await store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
@@ -139,12 +139,12 @@ struct DeferredCheckpointVacuumTests {
         try await other.writeWithoutTransaction { db in
             try db.execute(sql: "BEGIN IMMEDIATE")
             let started = ContinuousClock.now
-            checkpointer.truncateIfFree()
+            checkpointer.truncateIfFree(store: store)
             #expect(ContinuousClock.now - started < .seconds(1))
             try db.execute(sql: "ROLLBACK")
         }
         #expect(walSize() > 0)
-        checkpointer.truncateIfFree()
+        checkpointer.truncateIfFree(store: store)
         #expect(walSize() == 0)
         #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 20_000)
     }

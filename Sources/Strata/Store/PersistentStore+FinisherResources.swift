@@ -16,6 +16,16 @@ extension PersistentStore {
             for (container, buffer) in buffers { resources["index:" + container] = buffer }
         })
     }
+
+    /// The store's WAL trimmer (created at first use; one per open store, shared by its runs).
+    var walTrimmer: WALTrimmer {
+        finisherResources.withLock { resources in
+            if let trimmer = resources["wal-trimmer"] as? WALTrimmer { return trimmer }
+            let trimmer = WALTrimmer(storePath: path)
+            resources["wal-trimmer"] = trimmer
+            return trimmer
+        }
+    }
 }
 
 /// A typed view of some of a store's ``FinisherResource``s, locked like a `Mutex`.
@@ -32,6 +42,11 @@ struct FinisherSlot<Value> {
             return try body(&value)
         }
     }
+}
+
+extension WALTrimmer: FinisherResource {
+    /// Stops the cutting after a run (the store closes; its last connection removes the WAL).
+    func release(on database: DatabasePool) { close() }
 }
 
 extension IndexSortBuffer: FinisherResource {

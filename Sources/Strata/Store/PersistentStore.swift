@@ -39,11 +39,6 @@ public final class PersistentStore: Sendable {
     /// Where the deferred work's WAL checkpoints run, off the writer (``WALCheckpointer``):
     /// serial; a run's last checkpoint may still be on it after the run returned.
     let checkpointQueue = DispatchQueue(label: "io.strata.checkpoint", qos: .utility)
-    /// Cuts a WAL that deferred work let grow back in bounded steps (``WALTrimmer``).
-    let walTrimmer: WALTrimmer
-    private let closing = Atomic<Bool>(false)
-    /// Whether ``close()`` has begun: background work on the checkpoint queue stops.
-    var isClosing: Bool { closing.load(ordering: .relaxed) }
     /// The change history's in-memory side: the writer's baseline and the observers (History/).
     let historyState = HistoryState()
     /// Compiled fetches by shape, shared by the store's contexts (``FetchQueryCache``).
@@ -64,7 +59,6 @@ public final class PersistentStore: Sendable {
         self.options = options
         self.identifier = identifier
         self.database = database
-        self.walTrimmer = WALTrimmer(storePath: url.path)
     }
 
     /// The name SQLite opens. A read-only open of a WAL store in a directory that cannot be
@@ -174,7 +168,6 @@ public final class PersistentStore: Sendable {
 
     /// Closes every connection. The store must not be used afterwards.
     public func close() throws(StoreError) {
-        closing.store(true, ordering: .relaxed)
         // A paused online backup reads through the writer connection: abandon it first (the
         // ledger keeps the task; the next run starts the copy over); index sort buffers close.
         for resource in finisherResources.withLock({ resources in defer { resources = [:] }; return Array(resources.values) }) {

@@ -114,17 +114,23 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Gives the WAL file back to the file system when nobody is in the way: one `TRUNCATE`
-    /// checkpoint attempt without waiting (no busy handler), once the run's work is all done,
-    /// its last passive checkpoint copied the frames and ``WALTrimmer`` cut the file back to at
-    /// most ``PersistentStore/walSizeLimit`` (so that the truncation holds the write lock for a
-    /// few milliseconds at most). When a writer or an older reader is there, SQLite answers
-    /// busy at once and the WAL stays, within the limit, for SQLite to reuse.
-    func truncateIfFree() {
-        guard PersistentStore.fileSize(path + "-wal") > 0, PersistentStore.fileSize(path + "-wal") <= PersistentStore.walSizeLimit else { return }
-        do {
-            try checkpoint(.truncate)
-        } catch {
+    /// checkpoint attempt without waiting (the busy timeout at 0 for it), once the run's work
+    /// is all done, its last passive one copied the frames and ``WALTrimmer`` cut the file back
+    /// to at most ``PersistentStore/walSizeLimit`` (so that the truncation holds the write lock
+    /// for a few milliseconds at most). When a writer or an older reader is there, SQLite
+    /// answers busy at once and the WAL stays, within the limit, for SQLite to reuse. It runs
+    /// on the writer connection: a checkpoint from another connection that starts the WAL over
+    /// looks to the writer like a change by another process (`data_version`), which the change
+    /// history would record as a gap.
+    func truncateIfFree(store: PersistentStore) {
+        let size = PersistentStore.fileSize(path + "-wal")
+        guard size > 0, size <= PersistentStore.walSizeLimit else { return }
+        _ = try? store.database.writeWithoutTransaction { db in
+            let timeout = try Int.fetchOne(db, sql: "PRAGMA busy_timeout") ?? 0
+            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(timeout)") }
             // Busy: the WAL stays for SQLite to reuse.
+            _ = try? db.checkpoint(.truncate)
         }
     }
 
@@ -146,14 +152,15 @@ final class WALCheckpointer: Sendable {
         }) != nil
         // The hook is gone once the automatic checkpoint is back: release its context.
         if restored { Unmanaged.passUnretained(frames).release() }
-        store.walTrimmer.disengage()
+        let trimmer = store.walTrimmer
+        trimmer.disengage()
         let stopped = ContinuousClock.now
         queue.async {
             // Checkpoint what the run left, or the next client commit would.
             if due { self.checkpoint() }
-            store.walTrimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
-                                          clientsActive: { clientsActive?() ?? true }, checkpoint: { self.checkpoint() })
-            if truncating, !store.walTrimmer.isEngaged { self.truncateIfFree() }
+            trimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
+                                 clientsActive: { clientsActive?() ?? true }, checkpoint: { self.checkpoint() })
+            if truncating, !trimmer.isEngaged { self.truncateIfFree(store: store) }
             self.connection.withLock { queue in
                 try? queue?.close()
                 queue = nil
@@ -162,7 +169,7 @@ final class WALCheckpointer: Sendable {
             let after = ContinuousClock.now - stopped
             self.logger.log(level: after > .milliseconds(50) ? .info : .debug, "the run's last WAL checkpoint ended after the run (which did not wait for it)", metadata: [
                 "strata.ms_after_run": "\(String(format: "%.1f", Double(after.components.seconds) * 1000 + Double(after.components.attoseconds) / 1e15))",
-                "strata.wal_trimmed_bytes": "\(store.walTrimmer.trimmedBytes.load(ordering: .relaxed))",
+                "strata.wal_trimmed_bytes": "\(trimmer.trimmedBytes.load(ordering: .relaxed))",
             ])
         }
     }

@@ -56,6 +56,7 @@ final class WALTrimmer: Sendable {
     private let walPath: String
     private let shmPath: String
     private let state = Mutex(State())
+    private let closed = Atomic<Bool>(false)
     /// Bytes cut and steps taken (tests, the log).
     let trimmedBytes = Atomic<Int>(0)
     let steps = Atomic<Int>(0)
@@ -64,6 +65,9 @@ final class WALTrimmer: Sendable {
         walPath = storePath + "-wal"
         shmPath = storePath + "-shm"
     }
+
+    /// The store closes: ``trimAfterRun(store:budget:pause:clientsActive:checkpoint:patience:)`` stops.
+    func close() { closed.store(true, ordering: .relaxed) }
 
     /// Whether a run is engaged or the WAL has not yet been cut back after one.
     var isEngaged: Bool { state.withLock { $0.engaged } }
@@ -157,7 +161,7 @@ final class WALTrimmer: Sendable {
                       checkpoint: () -> Void, patience: Duration = .seconds(300)) {
         var waited = Duration.zero
         var wait = Duration.milliseconds(50)
-        while !store.isClosing, !isRunning, isEngaged {
+        while !closed.load(ordering: .relaxed), !isRunning, isEngaged {
             let outcome: Outcome
             do {
                 outcome = try store.database.writeWithoutTransaction { db in
