@@ -35,6 +35,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs.") var seedCache: String?
     @Option(name: .long, help: "Runs to make, comma-separated: off, on, paced.") var runs = "off,on,paced"
     @Option(name: .customLong("truncate-page-n"), help: "Litestream's truncate-page-n for the store (default: Litestream's own, 121359 pages, about 500 MB; 0: no blocking TRUNCATE checkpoint).") var truncatePageN: Int?
+    @Option(name: .customLong("monitor-interval"), help: "Litestream's monitor-interval for the store: how often it reads the WAL, ships and checkpoints (default: Litestream's own, 1s).") var monitorInterval: String?
     @Option(name: .customLong("clients-only"), help: "Seconds the clients run alone before finishing starts.") var clientsOnlySeconds = 3
     @OptionGroup var options: BenchOptions
 
@@ -73,7 +74,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             var process: Process?
             if replicated {
                 let config = directory.url.appending(path: "\(name)-litestream.yml").path
-                let truncate = truncatePageN.map { "    truncate-page-n: \($0)\n" } ?? ""
+                let truncate = (truncatePageN.map { "    truncate-page-n: \($0)\n" } ?? "") + (monitorInterval.map { "    monitor-interval: \($0)\n" } ?? "")
                 try "dbs:\n  - path: \(store.path)\n\(truncate)    replicas:\n      - url: file://\(replica)\n        sync-interval: \(syncInterval)\n"
                     .write(toFile: config, atomically: true, encoding: .utf8)
                 process = try Self.startLitestream(litestreamPath, config: config, log: directory.url.appending(path: "\(name)-litestream.log").path)
@@ -112,8 +113,9 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             try UpgradeBenchmark.remove(store)
         }
         let loadEnd = UpgradeBenchmark.loadAverage()
-        print(options.json ? Self.json(results, rows: rows, clients: clients, maxLag: maxLag, truncatePageN: truncatePageN, load: (loadStart, loadEnd))
-                           : Self.text(results, rows: rows, clients: clients, maxLag: maxLag, truncatePageN: truncatePageN, load: (loadStart, loadEnd)))
+        let litestreamSettings = "truncate-page-n \(truncatePageN.map(String.init) ?? "default"), monitor-interval \(monitorInterval ?? "default")"
+        print(options.json ? Self.json(results, rows: rows, clients: clients, maxLag: maxLag, truncatePageN: truncatePageN, monitorInterval: monitorInterval, load: (loadStart, loadEnd))
+                           : Self.text(results, rows: rows, clients: clients, maxLag: maxLag, litestream: litestreamSettings, load: (loadStart, loadEnd)))
     }
 
     private func launch(_ name: String, store: String, replica: String?, paced: Bool, launcher: Launcher) throws -> BenchDaemon {
@@ -181,8 +183,8 @@ struct ReplicationBenchmark: AsyncParsableCommand {
 
     // MARK: - Report
 
-    static func text(_ results: [Run], rows: Int, clients: Int, maxLag: String, truncatePageN: Int?, load: (Double, Double)) -> String {
-        var lines = ["replication: \(rows) rows, \(clients) clients; paced max_lag \(maxLag); Litestream truncate-page-n \(truncatePageN.map(String.init) ?? "default"); load \(String(format: "%.1f → %.1f", load.0, load.1))",
+    static func text(_ results: [Run], rows: Int, clients: Int, maxLag: String, litestream: String, load: (Double, Double)) -> String {
+        var lines = ["replication: \(rows) rows, \(clients) clients; paced max_lag \(maxLag); Litestream \(litestream); load \(String(format: "%.1f → %.1f", load.0, load.1))",
                      "run      finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)   clients alone (MiB)"]
         let base = results.first { $0.name == "off" }
         for run in results {
@@ -200,10 +202,10 @@ struct ReplicationBenchmark: AsyncParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    static func json(_ results: [Run], rows: Int, clients: Int, maxLag: String, truncatePageN: Int?, load: (Double, Double)) -> String {
+    static func json(_ results: [Run], rows: Int, clients: Int, maxLag: String, truncatePageN: Int?, monitorInterval: String?, load: (Double, Double)) -> String {
         let object: [String: Any] = [
             "scenario": "replication", "machine": MachineDescription.current.jsonObject, "rows": rows, "clients": clients,
-            "max_lag": maxLag, "truncate_page_n": truncatePageN.map { $0 as Any } ?? NSNull(), "load_start": load.0, "load_end": load.1,
+            "max_lag": maxLag, "truncate_page_n": truncatePageN.map { $0 as Any } ?? NSNull(), "monitor_interval": monitorInterval.map { $0 as Any } ?? NSNull(), "load_start": load.0, "load_end": load.1,
             "runs": results.map { run -> [String: Any] in
                 ["name": run.name, "finish_s": run.finish.seconds, "client_p99_ms": run.figures.latency.p99Microseconds / 1000,
                  "client_max_ms": run.figures.maxMicroseconds / 1000, "errors": run.figures.errors, "max_lag_bytes": run.maxLagBytes,
