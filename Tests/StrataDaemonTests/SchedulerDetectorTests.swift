@@ -163,7 +163,7 @@ import Testing
 
     @Test func settingsRoundTripAndRefuseNonsense() throws {
         var settings = SchedulerSettings()
-        #expect(settings.value(of: "signals") == "requests,transactions,cpu,io,cgroup,load,replication")
+        #expect(settings.value(of: "signals") == "requests,transactions,cpu,io,cgroup,load,replication,disk")
         try settings.set("signals", to: "io, logind")
         #expect(settings.value(of: "signals") == "io,logind")
         try settings.set("signals", to: "")
@@ -173,9 +173,44 @@ import Testing
         #expect(throws: SchedulerSettingError.self) { try settings.set("load_window", to: "1h") }
         try settings.set("store_turn", to: "2s")
         #expect(settings.value(of: "store_turn") == "2s")
+        #expect(settings.value(of: "min_free_space") == "1GiB")
+        try settings.set("min_free_space", to: "512MiB")
+        #expect(settings.minFreeSpace == 512 << 20 && settings.value(of: "min_free_space") == "512MiB")
+        try settings.set("min_free_space", to: "1500000")
+        #expect(settings.value(of: "min_free_space") == "1500000")
+        try settings.set("min_free_space", to: "0")
+        #expect(settings.minFreeSpace == 0)
+        for nonsense in ["-1GiB", "2PiB", "lots", "2000TiB", "1.5GiB"] {
+            #expect(throws: SchedulerSettingError.self, "\(nonsense)") { try settings.set("min_free_space", to: nonsense) }
+        }
+        do {
+            try settings.set("min_free_space", to: "lots")
+        } catch {
+            #expect(error.reason == "'lots' is not a size between 0 and 1024TiB (e.g. 512MiB, 2GiB)")
+        }
         for key in SchedulerSettings.keys {
             #expect(settings.value(of: key) != nil, "\(key)")
             #expect(SchedulerSettings.descriptions[key] != nil, "\(key)")
         }
+    }
+
+    /// The `disk` signal: busy below `min_free_space`, one reading per file system naming its
+    /// stores, none when the minimum is 0; a backlog (no `idle_after` wait once there is room).
+    @Test func diskReadingsAreBusyBelowTheMinimumPerFileSystem() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("disk-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let free = try #require(DiskSpace.available(at: directory + "/a.sqlite")).bytes
+        #expect(free > 0)
+        let stores = [(name: "a", path: directory + "/a.sqlite"), (name: "b", path: directory + "/b.sqlite")]
+        let held = DiskSpace.readings(stores, minimum: 1 << 50)
+        #expect(held.count == 1, "two stores on one file system: one reading")
+        let reading = try #require(held.first)
+        #expect(reading.isBusy && reading.signal.isBacklog)
+        #expect(reading.summary.hasPrefix("free space in \(directory) ") && reading.summary.hasSuffix(" < 1073741824 MiB (stores a, b)"), "\(reading.summary)")
+        let room = try #require(DiskSpace.readings(stores, minimum: 1 << 20).first)
+        #expect(!room.isBusy && room.summary.contains(" ≥ 1 MiB"), "\(room.summary)")
+        #expect(DiskSpace.readings(stores, minimum: 0).isEmpty)
+        #expect(DiskSpace.readings([(name: "gone", path: "/nonexistent-\(UUID().uuidString)/x.sqlite")], minimum: 1 << 30).isEmpty)
     }
 }

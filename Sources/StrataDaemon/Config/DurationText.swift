@@ -44,11 +44,13 @@ public enum DurationText {
     }
 }
 
-/// Sizes as people write them: `1048576`, `512KiB`, `1MiB`.
+/// Sizes as people write them: `1048576`, `512KiB`, `1MiB`, `2GiB`.
 public enum ByteSize {
     /// The size in bytes, or nil for text that is not a size or a size past `Int.max` bytes.
     public static func parse(_ text: String) -> Int? {
-        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("K", 1 << 10), ("M", 1 << 20), ("KB", 1000), ("MB", 1_000_000)]
+        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
+                                      ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40),
+                                      ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("TB", 1_000_000_000_000)]
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         for (suffix, scale) in units.sorted(by: { $0.0.count > $1.0.count }) where trimmed.hasSuffix(suffix) {
             guard let value = Int(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
@@ -56,5 +58,13 @@ public enum ByteSize {
             return overflow ? nil : bytes
         }
         return Int(trimmed).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// `bytes` in the largest binary unit that divides it: `1GiB`, `512MiB`, `1000`.
+    public static func format(_ bytes: Int) -> String {
+        for (suffix, scale) in [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes > 0 && bytes % scale == 0 {
+            return "\(bytes / scale)\(suffix)"
+        }
+        return "\(bytes)"
     }
 }

@@ -131,6 +131,17 @@ public actor IdleScheduler: DeferredWorkScheduler {
                 return hosted.replicaProbe?.reading(now: .now, logger: logger, at: work == nil && !hosted.isFinishing ? .workIdle : .other)
             }
         }
+        if settings.signals.contains(.disk) {
+            // The stores' file systems: the work's files grow while it runs (DiskSpace).
+            let stores = all.filter { $0.state == .ready }.map { ($0.name, $0.configuration.path) }
+            let disk = DiskSpace.readings(stores, minimum: settings.minFreeSpace)
+            for reading in disk where reading.isBusy && !(self.readings.contains { $0.signal == .disk && $0.label == reading.label && $0.isBusy }) {
+                logger.warning("deferred work holds: too little free space for it to grow its files; free space or lower min_free_space", metadata: [
+                    "strata.reading": "\(reading.summary)",
+                ])
+            }
+            readings += disk
+        }
         let (hostReadings, hostUnavailable) = host.read(settings)
         readings += hostReadings
         var unavailable = hostUnavailable
@@ -196,21 +207,27 @@ public actor IdleScheduler: DeferredWorkScheduler {
 
     /// The check the work makes before every batch of a backlog it grows itself: the lag of
     /// each replicated store, its WAL's end read live (`-shm`), so that the work stops within
-    /// one batch of reaching `max_lag` rather than within a sampling tick (nil without the
-    /// `replication` signal or a replicated store).
+    /// one batch of reaching `max_lag` rather than within a sampling tick, and the free space
+    /// of the working store's file system (nil without the `replication` signal or a
+    /// replicated store, and without the `disk` signal).
     private func backlogCheck(_ all: [HostedStore], working: HostedStore) -> (@Sendable () -> Interruption?)? {
-        guard detector.settings.signals.contains(.replication) else { return nil }
+        let settings = detector.settings
         // The WAL's growth between two batches is the work's on the store it works on.
-        let probes = all.compactMap { hosted in
+        let probes = !settings.signals.contains(.replication) ? [] : all.compactMap { hosted in
             hosted.state == .ready ? hosted.replicaProbe.map { ($0, hosted === working ? ReplicaLagProbe.Moment.beforeBatch : .other) } : nil
         }
-        guard !probes.isEmpty else { return nil }
+        // The file system of the store the work grows (one `statvfs` per batch).
+        let disk = settings.signals.contains(.disk) && settings.minFreeSpace > 0 ? (working.name, working.configuration.path, settings.minFreeSpace) : nil
+        guard !probes.isEmpty || disk != nil else { return nil }
         let clock = self.clock
         let logger = self.logger
         return {
             for (probe, moment) in probes {
                 let reading = probe.reading(now: .now, logger: logger, at: moment)
                 if reading.isBusy { return Interruption(reason: "waiting: " + reading.summary, at: clock.now) }
+            }
+            if let (name, path, minimum) = disk, let reading = DiskSpace.readings([(name, path)], minimum: minimum).first, reading.isBusy {
+                return Interruption(reason: "waiting: " + reading.summary, at: clock.now)
             }
             return nil
         }

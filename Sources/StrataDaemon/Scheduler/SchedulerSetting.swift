@@ -18,6 +18,8 @@ public struct SchedulerSetting: Sendable {
         case signals
         /// A time-of-day window `HH:MM-HH:MM`, or empty.
         case window
+        /// A size: `512MiB`, `2GiB`, or a number of bytes.
+        case size
     }
 
     /// The key in `scheduler:` and in `get`/`set`: `idle_after`.
@@ -131,6 +133,15 @@ extension SchedulerSettings {
                     settings.maintenanceWindow = text
                 }),
         .duration("max_runtime", \.maxRuntime, "work time per window (per day without one); 0: no limit"),
+        .custom("min_free_space", .size, range: "0 – 1024TiB (`512MiB`, `2GiB`)",
+                "deferred work holds while a store's file system has less free space (signal `disk`); 0: never",
+                read: { ByteSize.format($0.minFreeSpace) },
+                write: { (settings, text) throws(SchedulerSettingError) in
+                    guard let bytes = ByteSize.parse(text), bytes <= 1 << 50 else {
+                        throw SchedulerSettingError(key: "min_free_space", value: text, reason: "'\(text)' is not a size between 0 and 1024TiB (e.g. 512MiB, 2GiB)")
+                    }
+                    settings.minFreeSpace = bytes
+                }),
     ]
 
     /// The settings table of docs/Scheduler.md, rendered from ``table``.

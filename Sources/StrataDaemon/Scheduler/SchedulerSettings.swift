@@ -40,6 +40,9 @@ public struct SchedulerSettings: Sendable, Hashable {
     public var maintenanceWindow = ""
     /// Longest run per window; zero for no limit.
     public var maxRuntime: Duration = .zero
+    /// Free bytes a store's file system must keep for deferred work to run on the store
+    /// (signal `disk`); zero: never hold for space.
+    public var minFreeSpace = 1 << 30
 
     /// Memberwise initializer.
     public init() {}

@@ -20,13 +20,19 @@ public enum SchedulerSignal: String, Sendable, Hashable, CaseIterable {
     /// WAL bytes not yet on the replica of each store with `replication:` (its `max_lag`;
     /// docs/Fleet.md). No reading for stores without replication.
     case replication
+    /// Free space on the file system of each store, below `min_free_space`: while deferred work
+    /// runs, the store's WAL, the shadow table of a rewrite, its sort buffer and an online
+    /// backup all grow (a rewrite beside writing clients needed about three times the table's
+    /// size, docs/Scheduler.md), and a full disk fails the clients' writes too.
+    case disk
 
     /// Every signal but logind's (which tracks user sessions, not load).
-    public static let defaults: Set<SchedulerSignal> = [.requests, .transactions, .cpu, .io, .cgroup, .load, .replication]
+    public static let defaults: Set<SchedulerSignal> = [.requests, .transactions, .cpu, .io, .cgroup, .load, .replication, .disk]
 
-    /// Whether the signal measures a backlog the work itself makes (the replica's lag), not
-    /// load to wait out: it holds work while above its threshold and lets it go on as soon as
-    /// it is back at or below, without restarting the `idle_after` wait — the way gh-ost
-    /// throttles on replica lag. A load signal's busy reading restarts that wait.
-    public var isBacklog: Bool { self == .replication }
+    /// Whether the signal measures a backlog the work itself makes (the replica's lag, the disk
+    /// space its files take), not load to wait out: it holds work while busy and lets it go on
+    /// as soon as it is not, without restarting the `idle_after` wait — the way gh-ost
+    /// throttles on replica lag — and it is read again before every batch. A load signal's busy
+    /// reading restarts that wait.
+    public var isBacklog: Bool { self == .replication || self == .disk }
 }

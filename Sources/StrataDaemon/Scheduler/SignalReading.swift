@@ -20,21 +20,24 @@ public struct SignalReading: Sendable, Hashable {
     public var unit: String
     /// Extra context ("busiest store: aircraft").
     public var note: String?
+    /// Busy below the threshold instead of above it (free disk space).
+    public var busyBelow = false
 
     /// Memberwise initializer.
-    public init(signal: SchedulerSignal, label: String, value: Double, threshold: Double, unit: String, note: String? = nil) {
+    public init(signal: SchedulerSignal, label: String, value: Double, threshold: Double, unit: String, note: String? = nil, busyBelow: Bool = false) {
         self.signal = signal
         self.label = label
         self.value = value
         self.threshold = threshold
         self.unit = unit
         self.note = note
+        self.busyBelow = busyBelow
     }
 
-    /// Busy when strictly above the threshold.
-    public var isBusy: Bool { value > threshold }
+    /// Busy when strictly above the threshold (strictly below it with ``busyBelow``).
+    public var isBusy: Bool { busyBelow ? value < threshold : value > threshold }
 
-    /// "io pressure avg10 31% > 10%", or "≤" when not busy.
+    /// "io pressure avg10 31% > 10%", or "≤" when not busy ("<" and "≥" with ``busyBelow``).
     public var summary: String {
         if signal == .logind {
             return isBusy ? "logind IdleHint is false (a user session is active)" : "logind IdleHint is true"
@@ -42,7 +45,8 @@ public struct SignalReading: Sendable, Hashable {
         if signal == .replication, value >= ReplicaLagProbe.unknownValue {
             return "\(label) unknown: \(note ?? "the replica's position cannot be read")"
         }
-        let text = "\(label) \(Self.format(value))\(unit) \(isBusy ? ">" : "≤") \(Self.format(threshold))\(unit)"
+        let relation = busyBelow ? (isBusy ? "<" : "≥") : (isBusy ? ">" : "≤")
+        let text = "\(label) \(Self.format(value))\(unit) \(relation) \(Self.format(threshold))\(unit)"
         return note.map { "\(text) (\($0))" } ?? text
     }
 
