@@ -35,6 +35,8 @@ final class WALCheckpointer: Sendable {
     private let frames = Frames()
     private let connection = Mutex<DatabaseQueue?>(nil)
     private let previousAutocheckpoint: Int
+    /// Bytes the store's ``WALTrimmer`` had cut when the run began.
+    private let trimmedAtStart: Int
     /// Checkpoints run.
     let checkpoints = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
@@ -52,6 +54,7 @@ final class WALCheckpointer: Sendable {
         logger = store.logger
         queue = store.checkpointQueue
         let frames = self.frames
+        trimmedAtStart = store.walTrimmer.trimmedBytes.load(ordering: .relaxed)
         previousAutocheckpoint = try store.database.writeWithoutTransaction { db in
             let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
             // The WAL the run lets grow is cut back in steps (WALTrimmer), not at one write.
@@ -114,8 +117,9 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Gives the WAL file back to the file system when nobody is in the way: one `TRUNCATE`
-    /// checkpoint attempt without waiting (the busy timeout at 0 for it), once the run's work
-    /// is all done, its last passive one copied the frames and ``WALTrimmer`` cut the file back
+    /// checkpoint attempt without waiting (the busy timeout at 0 for it), once the work of a
+    /// run that let the WAL grow past the limit is all done, its last passive checkpoint
+    /// copied the frames and ``WALTrimmer`` cut the file back
     /// to at most ``PersistentStore/walSizeLimit`` (so that the truncation holds the write lock
     /// for a few milliseconds at most). When a writer or an older reader is there, SQLite
     /// answers busy at once and the WAL stays, within the limit, for SQLite to reuse. It runs
@@ -153,6 +157,10 @@ final class WALCheckpointer: Sendable {
         // The hook is gone once the automatic checkpoint is back: release its context.
         if restored { Unmanaged.passUnretained(frames).release() }
         let trimmer = store.walTrimmer
+        // A run that let the WAL grow past the limit gives it back at its end; a WAL that
+        // stayed within it is SQLite's to reuse (no write lock taken for it).
+        let grew = PersistentStore.fileSize(path + "-wal") > PersistentStore.walSizeLimit
+            || trimmer.trimmedBytes.load(ordering: .relaxed) > trimmedAtStart
         trimmer.disengage()
         let stopped = ContinuousClock.now
         queue.async {
@@ -160,7 +168,7 @@ final class WALCheckpointer: Sendable {
             if due { self.checkpoint() }
             trimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
                                  clientsActive: { clientsActive?() ?? true }, checkpoint: { self.checkpoint() })
-            if truncating, !trimmer.isEngaged { self.truncateIfFree(store: store) }
+            if truncating, grew, !trimmer.isEngaged { self.truncateIfFree(store: store) }
             self.connection.withLock { queue in
                 try? queue?.close()
                 queue = nil

@@ -104,10 +104,15 @@ final class WALTrimmer: Sendable {
     /// all of it, write one page (the header's `user_version`, unchanged) so that SQLite
     /// restarts the WAL; the next step can then cut.
     func step(_ db: Database, budget: Duration, restart: Bool) throws -> Outcome {
+        // Read without the lock first: no write transaction (no lock taken) when there is
+        // nothing to do; the transaction reads it all again.
+        let limit = PersistentStore.walSizeLimit
+        guard PersistentStore.fileSize(walPath) > limit, let hint = WALIndexHeader.read(shmPath) else { return .done }
+        let restartable = restart && hint.frames > 0 && hint.backfilled == hint.frames
+        guard hasTail || restartable else { return .waiting }
         var outcome = Outcome.waiting
         try db.inTransaction(.immediate) {
             let size = PersistentStore.fileSize(walPath)
-            let limit = PersistentStore.walSizeLimit
             guard size > limit, let header = WALIndexHeader.read(shmPath) else {
                 outcome = .done
                 return .commit
