@@ -142,7 +142,7 @@ final class WALCheckpointer: Sendable {
     /// to the background: the checkpoint in flight, a last one when the WAL is still over the
     /// threshold, cutting a grown WAL back in steps (``WALTrimmer/trimAfterRun(store:budget:pause:clientsActive:checkpoint:patience:)``,
     /// paced by `budget` and `pause` while `clientsActive` says a client call is in flight),
-    /// `truncating` the WAL once the work is done (``truncateIfFree()``), and closing the
+    /// `truncating` the WAL once the work is done (``truncateIfFree(store:)``), and closing the
     /// checkpoint connection. Call once. **It never waits for a checkpoint**: a run that stops
     /// for a pause or a shutdown returns within its batch, not after a checkpoint's page copies
     /// and fsyncs (hundreds of milliseconds on a busy disk). A client commit meanwhile finds
@@ -178,6 +178,7 @@ final class WALCheckpointer: Sendable {
             self.logger.log(level: after > .milliseconds(50) ? .info : .debug, "the run's last WAL checkpoint ended after the run (which did not wait for it)", metadata: [
                 "strata.ms_after_run": "\(String(format: "%.1f", Double(after.components.seconds) * 1000 + Double(after.components.attoseconds) / 1e15))",
                 "strata.wal_trimmed_bytes": "\(trimmer.trimmedBytes.load(ordering: .relaxed))",
+                "strata.wal_trim_steps": "\(trimmer.steps.load(ordering: .relaxed))",
             ])
         }
     }

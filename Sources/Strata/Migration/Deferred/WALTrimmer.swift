@@ -19,7 +19,7 @@ import Synchronization
 /// While a run is engaged, the writer connection has no journal size limit (SQLite keeps the
 /// WAL file at its size after a restart and writes it over from the start). Between batches,
 /// and after the run until the file is back within ``PersistentStore/walSizeLimit``, a
-/// ``step(_:budget:)`` cuts off at most one step of the file's unused tail: the bytes after
+/// ``step(_:budget:restart:)`` cuts off at most one step of the file's unused tail: the bytes after
 /// the WAL's last committed frame, which no reader, checkpoint or recovery reads (the WAL
 /// index names that frame; the write lock keeps it from moving meanwhile). SQLite's own
 /// `journal_size_limit` truncation cuts the same tail under the same lock, all at once.
@@ -86,7 +86,7 @@ final class WALTrimmer: Sendable {
         if first { try db.execute(sql: "PRAGMA journal_size_limit = -1") }
     }
 
-    /// A run ended; ``trimAfterRun(store:pause:clientsActive:)`` takes over.
+    /// A run ended; ``trimAfterRun(store:budget:pause:clientsActive:checkpoint:patience:)`` takes over.
     func disengage() {
         state.withLock { $0.runs = max(0, $0.runs - 1) }
     }
@@ -134,7 +134,8 @@ final class WALTrimmer: Sendable {
                 outcome = target <= limit ? .done : target > floor ? .more : .waiting
             } else if restart, header.frames > 0, header.backfilled == header.frames {
                 // Every frame is in the store file: SQLite restarts the WAL at this write's
-                // commit unless a reader still uses it (then the page is appended; no harm).
+                // commit unless a reader began using it since (then the page is appended; no
+                // harm: the next wait checkpoints it).
                 let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
                 try db.execute(sql: "PRAGMA user_version = \(version)")
                 outcome = .more
