@@ -96,7 +96,12 @@ final class WALTrimmer: Sendable {
     var hasTail: Bool {
         let size = PersistentStore.fileSize(walPath)
         guard size > PersistentStore.walSizeLimit, let header = WALIndexHeader.read(shmPath) else { return false }
-        return size - max(header.committedEnd, PersistentStore.walSizeLimit) >= Self.minimumCut
+        return size - Self.lowestEnd(header) >= Self.minimumCut
+    }
+
+    /// The size no step cuts below: the end of the last committed frame, or the limit.
+    private static func lowestEnd(_ header: WALIndexHeader) -> Int {
+        max(header.committedEnd, PersistentStore.walSizeLimit)
     }
 
     /// One step on the writer connection `db` (outside a transaction), in a write transaction
@@ -107,9 +112,10 @@ final class WALTrimmer: Sendable {
         // Read without the lock first: no write transaction (no lock taken) when there is
         // nothing to do; the transaction reads it all again.
         let limit = PersistentStore.walSizeLimit
-        guard PersistentStore.fileSize(walPath) > limit, let hint = WALIndexHeader.read(shmPath) else { return .done }
+        let hintSize = PersistentStore.fileSize(walPath)
+        guard hintSize > limit, let hint = WALIndexHeader.read(shmPath) else { return .done }
         let restartable = restart && hint.frames > 0 && hint.backfilled == hint.frames
-        guard hasTail || restartable else { return .waiting }
+        guard hintSize - Self.lowestEnd(hint) >= Self.minimumCut || restartable else { return .waiting }
         var outcome = Outcome.waiting
         try db.inTransaction(.immediate) {
             let size = PersistentStore.fileSize(walPath)
@@ -118,7 +124,7 @@ final class WALTrimmer: Sendable {
                 return .commit
             }
             // Under the write lock the last committed frame does not move.
-            let floor = max(header.committedEnd, limit)
+            let floor = Self.lowestEnd(header)
             if size - floor >= Self.minimumCut {
                 let cut = state.withLock { $0.step }
                 let target = max(floor, size - cut)
