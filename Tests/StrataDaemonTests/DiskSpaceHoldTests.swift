@@ -17,7 +17,7 @@ struct DiskSpaceHoldTests {
         defer { sandbox.remove() }
         let disk = sandbox.path("disk")
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        guard getuid() == 0, (try? runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", disk]).status) == 0 else {
+        guard getuid() == 0, mountTmpfs(disk, size: "64m") else {
             print("SKIPPED deferredWorkHoldsWhileTheStoresFileSystemIsShortOfSpace: needs root to mount a small tmpfs")
             return
         }

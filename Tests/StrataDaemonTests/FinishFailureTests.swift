@@ -12,17 +12,12 @@ import StrataVarlink
 /// daemon's admin reply and `stratactl finish-deferred`.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct FinishFailureTests {
-    /// Mounts a tmpfs of `size` at `path`; false when that is not possible here.
-    private static func mount(_ path: String, size: String) -> Bool {
-        (try? runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]).status) == 0
-    }
-
     @Test func diskFullMidFinishIsReportedWithTheWorkThatRemains() async throws {
         let sandbox = try DaemonSandbox()
         defer { sandbox.remove() }
         let disk = sandbox.path("disk")
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        guard getuid() == 0, Self.mount(disk, size: "32m") else {
+        guard getuid() == 0, mountTmpfs(disk, size: "32m") else {
             print("SKIPPED diskFullMidFinishIsReportedWithTheWorkThatRemains: needs root to mount a small tmpfs")
             return
         }

@@ -223,6 +223,11 @@ func waitForSocket(_ path: String, timeout: Duration = .seconds(20)) async throw
     Issue.record("socket \(path) never accepted connections")
 }
 
+/// Mounts a tmpfs of `size` (`32m`) at `path`; false when that is not possible here (not root).
+func mountTmpfs(_ path: String, size: String) -> Bool {
+    (try? runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]).status) == 0
+}
+
 /// Runs a command; returns exit status and combined output.
 @discardableResult
 func runCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
