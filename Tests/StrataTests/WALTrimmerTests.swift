@@ -31,6 +31,19 @@ struct WALTrimmerTests {
         }
     }
 
+    /// Runs `body` on a fresh store while a run is engaged (its checkpointer stopped after).
+    static func withEngagedRun(_ body: (PersistentStore) throws -> Void) throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(model)
+        defer { try? store.close() }
+        let checkpointer = try WALCheckpointer(store: store)
+        defer {
+            checkpointer.stop(store: store)
+            store.checkpointQueue.sync {}
+        }
+        try body(store)
+    }
+
     static func rows(_ store: PersistentStore) throws -> Int {
         try store.database.read { db in try Int.fetchOne(db, sql: #"SELECT count(*) FROM "Blob""#) ?? -1 }
     }
@@ -77,74 +90,62 @@ struct WALTrimmerTests {
 
     @Test("a WAL all in use is not cut; once a checkpoint copied it, one write of the unchanged user_version restarts it and the steps cut")
     func aWALInUseWaitsForACheckpointAndARestart() throws {
-        let temp = TemporaryStore()
-        let store = try temp.open(Self.model)
-        defer { try? store.close() }
-        try store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA user_version = 7") }
-        let checkpointer = try WALCheckpointer(store: store)
-        defer {
-            checkpointer.stop(store: store)
-            store.checkpointQueue.sync {}
-        }
-        try Self.grow(store)
-        let grown = Self.walBytes(store)
-        #expect(grown > PersistentStore.walSizeLimit)
-        #expect(!store.walTrimmer.hasTail)
-        #expect(try Self.step(store) == .waiting)
-        #expect(try Self.step(store, restart: true) == .waiting, "nothing is copied yet: no restart write")
-        #expect(Self.walBytes(store) == grown)
+        try Self.withEngagedRun { store in
+            try store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA user_version = 7") }
+            try Self.grow(store)
+            let grown = Self.walBytes(store)
+            #expect(grown > PersistentStore.walSizeLimit)
+            #expect(!store.walTrimmer.hasTail)
+            #expect(try Self.step(store) == .waiting)
+            #expect(try Self.step(store, restart: true) == .waiting, "nothing is copied yet: no restart write")
+            #expect(Self.walBytes(store) == grown)
 
-        _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-        #expect(try Self.step(store) == .waiting, "without restart, a copied WAL still waits for a write")
-        #expect(try Self.step(store, restart: true) == .more)
-        #expect(try Self.header(store).frames <= 2, "the restart write began the WAL over")
-        var outcome = WALTrimmer.Outcome.more
-        for _ in 0..<200 where outcome == .more { outcome = try Self.step(store) }
-        #expect(outcome == .done)
-        #expect(Self.walBytes(store) == PersistentStore.walSizeLimit)
-        #expect(try store.database.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 7)
-        #expect(try Self.rows(store) == 20_000)
-        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+            _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            #expect(try Self.step(store) == .waiting, "without restart, a copied WAL still waits for a write")
+            #expect(try Self.step(store, restart: true) == .more)
+            #expect(try Self.header(store).frames <= 2, "the restart write began the WAL over")
+            var outcome = WALTrimmer.Outcome.more
+            for _ in 0..<200 where outcome == .more { outcome = try Self.step(store) }
+            #expect(outcome == .done)
+            #expect(Self.walBytes(store) == PersistentStore.walSizeLimit)
+            #expect(try store.database.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 7)
+            #expect(try Self.rows(store) == 20_000)
+            #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
+        }
     }
 
     @Test("a reader's snapshot keeps the WAL from restarting: the frames it reads stay, and the cut waits for it")
     func aReadersSnapshotIsNeverCut() throws {
-        let temp = TemporaryStore()
-        let store = try temp.open(Self.model)
-        defer { try? store.close() }
-        let checkpointer = try WALCheckpointer(store: store)
-        defer {
-            checkpointer.stop(store: store)
-            store.checkpointQueue.sync {}
-        }
-        try Self.grow(store)
-        let reader = try DatabaseQueue(path: store.path)
-        defer { try? reader.close() }
-        let sum = "SELECT count(*), sum(length(bytes)) FROM Blob"
-        try reader.inDatabase { db in
-            try db.execute(sql: "BEGIN")
-            let before = try Row.fetchOne(db, sql: sum)
-            #expect(before?[0] == 20_000)
-            // Rows the reader does not see, written and copied: a complete checkpoint is
-            // impossible while the reader's snapshot uses the WAL, so no restart either.
-            try Self.grow(store, from: 20_001)
+        try Self.withEngagedRun { store in
+            try Self.grow(store)
+            let reader = try DatabaseQueue(path: store.path)
+            defer { try? reader.close() }
+            let sum = "SELECT count(*), sum(length(bytes)) FROM Blob"
+            try reader.inDatabase { db in
+                try db.execute(sql: "BEGIN")
+                let before = try Row.fetchOne(db, sql: sum)
+                #expect(before?[0] == 20_000)
+                // Rows the reader does not see, written and copied: a complete checkpoint is
+                // impossible while the reader's snapshot uses the WAL, so no restart either.
+                try Self.grow(store, from: 20_001)
+                _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+                let size = Self.walBytes(store)
+                var outcomes: [WALTrimmer.Outcome] = []
+                for _ in 0..<5 { outcomes.append(try Self.step(store, restart: true)) }
+                #expect(outcomes.allSatisfy { $0 == .waiting }, "\(outcomes)")
+                #expect(Self.walBytes(store) >= size)
+                #expect(try Row.fetchOne(db, sql: sum) == before, "the reader still reads its snapshot from the WAL")
+                try db.execute(sql: "COMMIT")
+            }
+            // The reader gone: copied, restarted, cut.
             _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-            let size = Self.walBytes(store)
-            var outcomes: [WALTrimmer.Outcome] = []
-            for _ in 0..<5 { outcomes.append(try Self.step(store, restart: true)) }
-            #expect(outcomes.allSatisfy { $0 == .waiting }, "\(outcomes)")
-            #expect(Self.walBytes(store) >= size)
-            #expect(try Row.fetchOne(db, sql: sum) == before, "the reader still reads its snapshot from the WAL")
-            try db.execute(sql: "COMMIT")
+            var outcome = try Self.step(store, restart: true)
+            for _ in 0..<300 where outcome != .done { outcome = try Self.step(store, restart: true) }
+            #expect(outcome == .done)
+            #expect(Self.walBytes(store) <= PersistentStore.walSizeLimit)
+            #expect(try Self.rows(store) == 40_000)
+            #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
         }
-        // The reader gone: copied, restarted, cut.
-        _ = try store.database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-        var outcome = try Self.step(store, restart: true)
-        for _ in 0..<300 where outcome != .done { outcome = try Self.step(store, restart: true) }
-        #expect(outcome == .done)
-        #expect(Self.walBytes(store) <= PersistentStore.walSizeLimit)
-        #expect(try Self.rows(store) == 40_000)
-        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
     }
 
     @Test("after a run the store cuts the WAL back in the background; a run that begins meanwhile keeps the limit off")
