@@ -36,16 +36,22 @@ SKIP_LOG = .build/skipped-systemd-tests.txt
 # at a time, so that the parallel suite's own load does not decide them.
 TIMED_SUITES = SchedulerLoadTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
 
+# Every `swift test` run's output also goes to TEST_LOG; when one fails, the last lines of
+# `make test` name the failing tests (scripts/report-failures.sh).
+TEST_LOG = .build/test-output.txt
+
+test: SHELL := /bin/bash
 test: bootstrap
 	swift build
 	$(MAKE) --no-print-directory deb CONFIG=debug
-	rm -f $(SKIP_LOG)
+	rm -f $(SKIP_LOG) $(TEST_LOG)
 	status=0; \
-	swift test --skip PackageInstallTests --skip '$(TIMED_SUITES)' || status=$$?; \
-	if [ $$status = 0 ]; then swift test --skip-build --no-parallel --filter '$(TIMED_SUITES)' || status=$$?; fi; \
-	if [ $$status = 0 ]; then STRATA_PACKAGE_TEST=1 swift test --skip-build --filter PackageInstallTests || status=$$?; \
+	swift test --skip PackageInstallTests --skip '$(TIMED_SUITES)' 2>&1 | tee -a $(TEST_LOG); status=$${PIPESTATUS[0]}; \
+	if [ $$status = 0 ]; then swift test --skip-build --no-parallel --filter '$(TIMED_SUITES)' 2>&1 | tee -a $(TEST_LOG); status=$${PIPESTATUS[0]}; fi; \
+	if [ $$status = 0 ]; then STRATA_PACKAGE_TEST=1 swift test --skip-build --filter PackageInstallTests 2>&1 | tee -a $(TEST_LOG); status=$${PIPESTATUS[0]}; \
 	else printf 'debianPackageUnderPrivateSystemd\tnot run: the rest of the suite failed\n' >> $(SKIP_LOG); fi; \
-	scripts/report-skipped.sh $(SKIP_LOG); exit $$status
+	scripts/report-skipped.sh $(SKIP_LOG); \
+	if [ $$status != 0 ]; then scripts/report-failures.sh $(TEST_LOG); fi; exit $$status
 
 # Installation (README.md "Install"). A release build links the Swift runtime statically,
 # so the binaries run on machines without Swift; CONFIG=debug packages the debug build

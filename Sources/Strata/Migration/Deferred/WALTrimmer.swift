@@ -96,12 +96,21 @@ final class WALTrimmer: Sendable {
     var hasTail: Bool {
         let size = PersistentStore.fileSize(walPath)
         guard size > PersistentStore.walSizeLimit, let header = WALIndexHeader.read(shmPath) else { return false }
-        return size - Self.lowestEnd(header) >= Self.minimumCut
+        return Self.cuttable(size: size, header)
     }
 
     /// The size no step cuts below: the end of the last committed frame, or the limit.
     private static func lowestEnd(_ header: WALIndexHeader) -> Int {
         max(header.committedEnd, PersistentStore.walSizeLimit)
+    }
+
+    /// Whether a step cuts a file of `size` bytes: a tail of at least ``minimumCut`` past
+    /// ``lowestEnd(_:)``, or, once the WAL in use is within the limit, whatever is left over
+    /// it (a last step may leave less than ``minimumCut`` above the limit: it is cut too,
+    /// or the file would stay over the limit for good).
+    private static func cuttable(size: Int, _ header: WALIndexHeader) -> Bool {
+        let floor = lowestEnd(header)
+        return size - floor >= minimumCut || (header.committedEnd <= PersistentStore.walSizeLimit && size > floor)
     }
 
     /// One step on the writer connection `db` (outside a transaction), in a write transaction
@@ -115,7 +124,7 @@ final class WALTrimmer: Sendable {
         let hintSize = PersistentStore.fileSize(walPath)
         guard hintSize > limit, let hint = WALIndexHeader.read(shmPath) else { return .done }
         let restartable = restart && hint.frames > 0 && hint.backfilled == hint.frames
-        guard hintSize - Self.lowestEnd(hint) >= Self.minimumCut || restartable else { return .waiting }
+        guard Self.cuttable(size: hintSize, hint) || restartable else { return .waiting }
         var outcome = Outcome.waiting
         try db.inTransaction(.immediate) {
             let size = PersistentStore.fileSize(walPath)
@@ -125,7 +134,7 @@ final class WALTrimmer: Sendable {
             }
             // Under the write lock the last committed frame does not move.
             let floor = Self.lowestEnd(header)
-            if size - floor >= Self.minimumCut {
+            if Self.cuttable(size: size, header) {
                 let cut = state.withLock { $0.step }
                 let target = max(floor, size - cut)
                 let start = ContinuousClock.now
