@@ -27,17 +27,17 @@ public final class ManagedObject {
     /// The context the object belongs to; nil once the object was deleted and saved or the context reset.
     public internal(set) var context: ObjectContext? {
         get {
-            guard let context = owner, context.generation == ownerGeneration else { return nil }
+            guard let context = owner?.context, context.generation == ownerGeneration else { return nil }
             return context
         }
         set {
-            owner = newValue
+            owner = newValue?.link
             ownerGeneration = newValue?.generation ?? 0
         }
     }
-    /// The context, and its generation when the object joined it: ``ObjectContext/reset()``
-    /// starts a new generation, which lets go of every object at once.
-    @exclusivity(unchecked) private weak var owner: ObjectContext?
+    /// The context's link, and its generation when the object joined it:
+    /// ``ObjectContext/reset()`` starts a new generation, which lets go of every object at once.
+    @exclusivity(unchecked) private var owner: ObjectContext.Link?
     @exclusivity(unchecked) private var ownerGeneration = 0
 
     /// Attribute values (composite leaves flattened), in the entity layout's slot order.
@@ -112,7 +112,7 @@ public final class ManagedObject {
     init(objectID: ObjectID, info: EntityInfo, context: ObjectContext, values: [Value], version: Int64) {
         self.objectID = objectID
         self.info = info
-        self.owner = context
+        self.owner = context.link
         self.ownerGeneration = context.generation
         self.values = values
         self.committedValues = values

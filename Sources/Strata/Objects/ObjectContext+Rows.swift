@@ -17,11 +17,14 @@ extension ObjectContext {
             return try readDatabase { db in
                 let statement = try db.cachedStatement(sql: fragment.sql)
                 try statement.setArguments(fragment.statementArguments)
-                let plan = RowPlan(columnNames: statement.columnNames)
+                let entry = rowPlan(for: statement, sql: fragment.sql, rootEntity: rootEntity)
+                let plan = entry.plan
                 var result: [ManagedObject] = []
+                result.reserveCapacity(entry.rows.last)
+                defer { entry.rows.last = result.count }
                 var decoders = RowDecoders()
                 let rows = try Row.fetchCursor(statement)
-                if plan.entity == nil, let decoder = rowDecoder(for: rootEntity, plan: plan) {
+                if plan.entity == nil, let decoder = entry.rootDecoder {
                     // One entity per row (no `_entity` column): one decoder, read in place.
                     while try rows.next() != nil {
                         result.append(object(in: statement, plan: plan, entity: rootEntity, decoder: decoder))
@@ -37,6 +40,34 @@ extension ObjectContext {
             if let limit = FetchPredicateError.sqliteLimit(error.message, entity: rootEntity) { throw limit }
             throw ObjectContextError(.store, "fetch failed", storeError: StoreError.from(error, path: storePath, while: "fetching"))
         }
+    }
+
+    /// A fetch SQL's row plan and, for rows of one entity, its decoder.
+    struct RowPlanEntry {
+        let plan: RowPlan
+        let rootDecoder: RowDecoder?
+        /// How many rows its last fetch returned (the next result's first capacity).
+        let rows = RowCount()
+    }
+
+    /// A fetch's row count, kept for the next fetch of the same SQL.
+    final class RowCount {
+        var last = 0
+    }
+
+    /// Row plans kept per context before they are worked out afresh.
+    static let rowPlanCapacity = 128
+
+    /// The row plan of `statement` (prepared from `sql`, rows of `rootEntity`'s table): worked
+    /// out on the first fetch of `sql` in this context, then kept. Its columns are named by
+    /// the SQL (the object layer never selects `*`), and the layout is the context's own.
+    func rowPlan(for statement: Statement, sql: String, rootEntity: String) -> RowPlanEntry {
+        if let entry = rowPlans[sql] { return entry }
+        let plan = RowPlan(columnNames: statement.columnNames)
+        let entry = RowPlanEntry(plan: plan, rootDecoder: plan.entity == nil ? rowDecoder(for: rootEntity, plan: plan) : nil)
+        if rowPlans.count >= Self.rowPlanCapacity { rowPlans.removeAll(keepingCapacity: true) }
+        rowPlans[sql] = entry
+        return entry
     }
 
     /// Column positions of one result set.
@@ -79,15 +110,25 @@ extension ObjectContext {
     private func object(in statement: Statement, plan: RowPlan, entity: String, decoder: RowDecoder) -> ManagedObject {
         let sqliteStatement = statement.sqliteStatement
         let id = ObjectID(entityName: entity, primaryKey: sqlite3_column_int64(sqliteStatement, CInt(plan.primaryKey)))
-        if let existing = registered[id] { return existing }
+        // One lookup of the identity map: the registered object, or the new one, created and
+        // registered in the same lookup (`default:` is evaluated only when the key is absent).
+        return Self.registeredObject(&registered[id, default: makeObject(id, statement: sqliteStatement, plan: plan, decoder: decoder)])
+    }
+
+    /// The value of the identity map's entry, read through its `inout` access (so that
+    /// `registered[id, default: …]` finds or inserts with one hash).
+    @inline(__always)
+    private static func registeredObject(_ entry: inout ManagedObject) -> ManagedObject { entry }
+
+    /// A new object from the statement's current row (not registered).
+    private func makeObject(_ id: ObjectID, statement sqliteStatement: OpaquePointer, plan: RowPlan, decoder: RowDecoder) -> ManagedObject {
         let types = decoder.info.slotTypes
         let positions = decoder.positions
         var values: [Value] = []
         values.reserveCapacity(positions.count)
         for slot in positions.indices {
             let position = positions[slot]
-            values.append(position < 0 ? .null
-                : Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
+            values.append(position < 0 ? .null : Value(sqliteStatement: sqliteStatement, index: CInt(position), type: types[slot]))
         }
         var version: Int64 = 1
         if let column = plan.version, sqlite3_column_type(sqliteStatement, CInt(column)) != SQLITE_NULL {
@@ -100,7 +141,6 @@ extension ObjectContext {
             object.toOne[name] = .stored(key)
             object.committedToOne[name] = key
         }
-        registered[id] = object
         return object
     }
 
@@ -144,7 +184,7 @@ extension ObjectContext {
         let types = decoder.info.slotTypes
         for (slot, position) in decoder.positions.enumerated() {
             guard position >= 0 else { values.append(.null); continue }
-            values.append(Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(position)), type: types[slot]))
+            values.append(Value(sqliteStatement: sqliteStatement, index: CInt(position), type: types[slot]))
         }
         let version: Int64 = plan.version.flatMap { row[$0] } ?? 1
         let object = ManagedObject(objectID: id, info: decoder.info, context: self, values: values, version: version)

@@ -48,6 +48,9 @@ public final class ObjectContext {
     @exclusivity(unchecked) var updated: [ObjectIdentifier: ManagedObject] = [:]
     /// Objects deleted since the last save, in deletion order.
     @exclusivity(unchecked) var deleted: [ManagedObject] = []
+    /// How the result rows of each fetch's SQL become objects, worked out on its first fetch
+    /// (the layout is this context's for its whole life; ``rowPlanCapacity`` at most).
+    @exclusivity(unchecked) var rowPlans: [String: RowPlanEntry] = [:]
     private var nextTemporaryKey: Int64 = -1
     /// Objects of an older generation are detached (``reset()``).
     private(set) var generation = 1
@@ -89,6 +92,21 @@ public final class ObjectContext {
         return list
     }
 
+    /// An object's way back to its context. Objects hold the link, not the context: a weak
+    /// reference to the context would move its reference count to a side table for good,
+    /// and every retain and release of the context — several per fetched row — would take
+    /// the slow path. The context clears the link when it goes away (``deinit``); like the
+    /// context, its objects are used from one thread at a time.
+    final class Link {
+        unowned(unsafe) var context: ObjectContext?
+        init() {}
+    }
+
+    /// This context's link (``Link``).
+    let link = Link()
+
+    deinit { link.context = nil }
+
     /// A context on `store`, with no pending changes.
     public init(store: PersistentStore) {
         self.backingStore = store
@@ -97,6 +115,7 @@ public final class ObjectContext {
         self.storePath = store.url.path
         self.queryCache = store.queryCache
         self.isConnectionBound = false
+        link.context = self
     }
 
     /// A context on an open connection, for `model` (used by migration stages: the handlers'
@@ -110,6 +129,7 @@ public final class ObjectContext {
         self.queryCache = FetchQueryCache()
         self.connection = connection
         self.isConnectionBound = true
+        link.context = self
     }
 
     /// Ends a connection-bound context: any later fetch or save throws.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension Value {
     /// The SQLite value stored for this value (see ``AttributeType`` for the mapping).
@@ -53,6 +54,35 @@ extension Value {
             }
         case .blob(let d):
             self = .data(d)
+        }
+    }
+
+    /// Reads column `index` of a statement's current row as an attribute of `type`: what
+    /// ``init(databaseValue:type:)`` reads from the same column, without building a
+    /// `DatabaseValue` first for the common cases (NULL, integers, reals, text of a string
+    /// attribute). Text of other types and blobs go through ``init(databaseValue:type:)``.
+    @inline(__always)
+    init(sqliteStatement: OpaquePointer, index: CInt, type: AttributeType) {
+        switch sqlite3_column_type(sqliteStatement, index) {
+        case SQLITE_NULL:
+            self = .null
+        case SQLITE_INTEGER:
+            let i = sqlite3_column_int64(sqliteStatement, index)
+            switch type {
+            case .int16, .int32, .int64, .string, .data, .uuid, .uri: self = .int(i)
+            default: self = Value(databaseValue: i.databaseValue, type: type)
+            }
+        case SQLITE_FLOAT:
+            let d = sqlite3_column_double(sqliteStatement, index)
+            switch type {
+            case .double, .float, .string, .data, .uuid, .uri, .bool: self = .double(d)
+            default: self = Value(databaseValue: d.databaseValue, type: type)
+            }
+        case SQLITE_TEXT where type == .string:
+            // As GRDB reads text (`String(cString:)`), so that both paths agree.
+            self = .string(String(cString: sqlite3_column_text(sqliteStatement, index)!))
+        default:
+            self = Value(databaseValue: DatabaseValue(sqliteStatement: sqliteStatement, index: index), type: type)
         }
     }
 
