@@ -32,8 +32,10 @@ extension ObjectContext {
                 var statements = SaveStatements()
                 for object in toDelete {
                     current = object
-                    let arguments: [DatabaseValue] = [object.objectID.primaryKey.databaseValue, object.version.databaseValue]
-                    try statements.delete(for: object.info, db: db).execute(arguments: StatementArguments.values(arguments))
+                    var binding = DirectBinding(try statements.delete(for: object.info, db: db))
+                    binding.bind(object.objectID.primaryKey.databaseValue)
+                    binding.bind(object.version.databaseValue)
+                    try binding.execute()
                     if db.changesCount == 0 { throw conflict(object, deleting: true) }
                 }
                 // Permanent keys: this transaction is the only writer, so max(_pk)+1… is ours.
@@ -195,14 +197,13 @@ extension ObjectContext {
 
     private func insertRow(_ object: ManagedObject, statements: inout SaveStatements, db: Database) throws {
         let plan = insertPlan(for: object)
-        var arguments: [DatabaseValue] = []
-        arguments.reserveCapacity(plan.columnCount)
-        arguments.append(object.pendingKey!.databaseValue)
-        if object.layout.hasEntityColumn { arguments.append(object.entity.name.databaseValue) }
-        for value in object.values { arguments.append(value.databaseValue) }
-        for name in plan.toOneNames { arguments.append(foreignKeyValue(object.toOne[name])) }
-        for column in plan.orderColumns { arguments.append(object.orderValues[column]?.databaseValue ?? .null) }
-        try statements.insert(for: object.info, sql: plan.sql, db: db).execute(arguments: StatementArguments.values(arguments))
+        var binding = DirectBinding(try statements.insert(for: object.info, sql: plan.sql, db: db))
+        binding.bind(object.pendingKey!.databaseValue)
+        if object.layout.hasEntityColumn { binding.bind(object.entity.name.databaseValue) }
+        for value in object.values { binding.bind(value.databaseValue) }
+        for name in plan.toOneNames { binding.bind(foreignKeyValue(object.toOne[name])) }
+        for column in plan.orderColumns { binding.bind(object.orderValues[column]?.databaseValue ?? .null) }
+        try binding.execute()
     }
 
     private func updateRow(_ object: ManagedObject, statements: inout SaveStatements, db: Database) throws {
@@ -211,23 +212,21 @@ extension ObjectContext {
             if case .foreignKey? = object.layout.relationships[key] { return true }
             return key.hasSuffix("_order")
         }
-        var arguments: [DatabaseValue] = []
-        arguments.reserveCapacity(slots.count + keys.count + 2)
-        for slot in slots { arguments.append(object.values[slot].databaseValue) }
-        for key in keys {
-            if case .foreignKey? = object.layout.relationships[key] {
-                arguments.append(foreignKeyValue(object.toOne[key]))
-            } else {
-                arguments.append(object.orderValues[key]?.databaseValue ?? .null)
-            }
-        }
-        arguments.append(object.objectID.primaryKey.databaseValue)
-        arguments.append(object.version.databaseValue)
         // The SQL depends only on which columns changed: build it once per shape, prepare it
         // once per save.
         let shape = UpdateShape(slots: slots, keys: keys)
-        let statement = try statements.update(for: object.info, shape: shape, db: db) { updateSQL(object, shape: shape) }
-        try statement.execute(arguments: StatementArguments.values(arguments))
+        var binding = DirectBinding(try statements.update(for: object.info, shape: shape, db: db) { updateSQL(object, shape: shape) })
+        for slot in slots { binding.bind(object.values[slot].databaseValue) }
+        for key in keys {
+            if case .foreignKey? = object.layout.relationships[key] {
+                binding.bind(foreignKeyValue(object.toOne[key]))
+            } else {
+                binding.bind(object.orderValues[key]?.databaseValue ?? .null)
+            }
+        }
+        binding.bind(object.objectID.primaryKey.databaseValue)
+        binding.bind(object.version.databaseValue)
+        try binding.execute()
         if db.changesCount == 0 { throw conflict(object, deleting: false) }
     }
 
