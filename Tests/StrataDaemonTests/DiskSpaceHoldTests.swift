@@ -15,13 +15,8 @@ struct DiskSpaceHoldTests {
     @Test func deferredWorkHoldsWhileTheStoresFileSystemIsShortOfSpace() async throws {
         let sandbox = try DaemonSandbox()
         defer { sandbox.remove() }
-        let disk = sandbox.path("disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        guard getuid() == 0, mountTmpfs(disk, size: "64m") else {
-            print("SKIPPED deferredWorkHoldsWhileTheStoresFileSystemIsShortOfSpace: needs root to mount a small tmpfs")
-            return
-        }
-        defer { _ = try? runCommand("/bin/umount", ["-l", disk]) }
+        guard let disk = try sandbox.smallDisk(size: "64m", for: "deferredWorkHoldsWhileTheStoresFileSystemIsShortOfSpace") else { return }
+        defer { sandbox.unmountSmallDisk(disk) }
         let models = try LoadModel.write(in: sandbox.directory.path)
         let path = disk + "/load.sqlite"
         try LoadModel.seed(at: path, models: models, rows: 5_000)

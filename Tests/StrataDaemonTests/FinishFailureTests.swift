@@ -15,13 +15,8 @@ struct FinishFailureTests {
     @Test func diskFullMidFinishIsReportedWithTheWorkThatRemains() async throws {
         let sandbox = try DaemonSandbox()
         defer { sandbox.remove() }
-        let disk = sandbox.path("disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        guard getuid() == 0, mountTmpfs(disk, size: "32m") else {
-            print("SKIPPED diskFullMidFinishIsReportedWithTheWorkThatRemains: needs root to mount a small tmpfs")
-            return
-        }
-        defer { _ = try? runCommand("/bin/umount", ["-l", disk]) }
+        guard let disk = try sandbox.smallDisk(size: "32m", for: "diskFullMidFinishIsReportedWithTheWorkThatRemains") else { return }
+        defer { sandbox.unmountSmallDisk(disk) }
 
         // A Post 3 store of ~2.4 MB: opened at Post 4, its deferred rewrite copies every row,
         // which will not fit once the disk is shrunk to what is in use plus a little.

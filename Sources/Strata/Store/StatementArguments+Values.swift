@@ -1,8 +1,8 @@
 import GRDB
 
 extension StatementArguments {
-    /// Positional arguments from values already converted, for the object layer's per-row
-    /// statements.
+    /// Positional arguments from values already converted, for the object layer's fetches
+    /// (``SQLFragment/statementArguments``; its per-row writes bind through ``DirectBinding``).
     ///
     /// GRDB's `StatementArguments(_:)` initializers are generic and not inlinable: called from
     /// another module they run unspecialized, converting each value through a key path or a

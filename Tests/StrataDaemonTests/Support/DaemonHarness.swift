@@ -228,6 +228,27 @@ func mountTmpfs(_ path: String, size: String) -> Bool {
     (try? runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]).status) == 0
 }
 
+extension DaemonSandbox {
+    /// The sandbox's directory `disk` with a small file system of its own: a tmpfs of `size`
+    /// (`32m`), for tests of a full or nearly full disk. Nil, after printing why `test` is
+    /// SKIPPED, where this machine cannot mount one (not root). Unmount it with
+    /// ``unmountSmallDisk(_:)``.
+    func smallDisk(size: String, for test: String) throws -> String? {
+        let disk = path("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        guard getuid() == 0, mountTmpfs(disk, size: size) else {
+            print("SKIPPED \(test): needs root to mount a small tmpfs")
+            return nil
+        }
+        return disk
+    }
+
+    /// Unmounts ``smallDisk(size:for:)``'s file system (lazily: open files may remain).
+    func unmountSmallDisk(_ disk: String) {
+        _ = try? runCommand("/bin/umount", ["-l", disk])
+    }
+}
+
 /// Runs a command; returns exit status and combined output.
 @discardableResult
 func runCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
