@@ -73,6 +73,7 @@ let package = Package(
                 "StrataUnits",
                 "StrataVarlink",
                 "CSystemd",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -61,6 +61,10 @@ struct MetricsTests {
                 await #expect(throws: VarlinkError.self) { try await data.call(StrataStore.Count.self, .init(store: "nope", entity: "Aircraft")) }
             }
             _ = try await data.call(StrataStore.Insert.self, .init(store: "aircraft", entity: "Aircraft", values: ["tailNumber": "F-METR"]))
+            // Methods no interface has: counted under one label, not under the names clients made up.
+            for method in ["io.strata.Store.Nope", "com.example.Made.Up1", "com.example.Made.Up2"] {
+                await #expect(throws: VarlinkError.self) { try await data.call(method, [:]) }
+            }
         }
 
         // io.strata.Admin.Metrics through stratactl.
@@ -73,6 +77,9 @@ struct MetricsTests {
         #expect(Self.value(samples, "strata_requests_total", ["method": "io.strata.Store.Count", "outcome": "io.strata.Store.NoSuchStore"]) == 2)
         #expect(Self.value(samples, "strata_requests_total", ["method": "io.strata.Store.Insert", "outcome": "ok"]) == 1)
         #expect(Self.value(samples, "strata_request_duration_seconds_count", ["method": "io.strata.Store.Count"]) == 7)
+        #expect(Self.value(samples, "strata_requests_total", ["method": "unknown", "outcome": "org.varlink.service.MethodNotFound"]) == 1)
+        #expect(Self.value(samples, "strata_requests_total", ["method": "unknown", "outcome": "org.varlink.service.InterfaceNotFound"]) == 2)
+        #expect(!result.output.contains("Made.Up"), "no series per made-up method")
         #expect(Self.value(samples, "strata_store_requests_total", ["store": "aircraft"]) == 6)
         #expect(Self.value(samples, "strata_store_ready", ["store": "aircraft"]) == 1)
         #expect(Self.value(samples, "strata_store_pending_tasks", ["store": "aircraft"]) == 0)

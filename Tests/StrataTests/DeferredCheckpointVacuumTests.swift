@@ -65,7 +65,8 @@ struct DeferredCheckpointVacuumTests {
         let url = directory.file("store.sqlite")
         try Self.seedLongNames(20_000, at: url)
         let gate = CheckpointGate(path: url.path)
-        WALCheckpointer.observer.withLock { $0 = { gate.observe($0) } }
+        let observer = WALCheckpointer.Observer { gate.observe($0) }
+        WALCheckpointer.observer.withLock { $0 = observer }
         defer {
             gate.open()
             WALCheckpointer.observer.withLock { $0 = nil }

@@ -62,11 +62,11 @@ extension ObjectContext {
     /// out on the first fetch of `sql` in this context, then kept. Its columns are named by
     /// the SQL (the object layer never selects `*`), and the layout is the context's own.
     func rowPlan(for statement: Statement, sql: String, rootEntity: String) -> RowPlanEntry {
-        if let entry = rowPlans[sql] { return entry }
+        if let entry = caches.rowPlans[sql] { return entry }
         let plan = RowPlan(columnNames: statement.columnNames)
         let entry = RowPlanEntry(plan: plan, rootDecoder: plan.entity == nil ? rowDecoder(for: rootEntity, plan: plan) : nil)
-        if rowPlans.count >= Self.rowPlanCapacity { rowPlans.removeAll(keepingCapacity: true) }
-        rowPlans[sql] = entry
+        if caches.rowPlans.count >= Self.rowPlanCapacity { caches.rowPlans.removeAll(keepingCapacity: true) }
+        caches.rowPlans[sql] = entry
         return entry
     }
 

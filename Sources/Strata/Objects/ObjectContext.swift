@@ -48,9 +48,9 @@ public final class ObjectContext {
     @exclusivity(unchecked) var updated: [ObjectIdentifier: ManagedObject] = [:]
     /// Objects deleted since the last save, in deletion order.
     @exclusivity(unchecked) var deleted: [ManagedObject] = []
-    /// How the result rows of each fetch's SQL become objects, worked out on its first fetch
-    /// (the layout is this context's for its whole life; ``rowPlanCapacity`` at most).
-    @exclusivity(unchecked) var rowPlans: [String: RowPlanEntry] = [:]
+    /// Entity descriptions and row plans (``ContextCaches``): the store's, lent to this
+    /// context for its life, or this context's own when bound to a connection.
+    let caches: ContextCaches
     private var nextTemporaryKey: Int64 = -1
     /// Objects of an older generation are detached (``reset()``).
     private(set) var generation = 1
@@ -63,23 +63,21 @@ public final class ObjectContext {
     /// When set, every fetch, count and save of this context stops once it passes, throwing
     /// ``StoreError`` with code ``StoreError/Code/callTimeout`` (see ``CallDeadline``).
     public var deadline: CallDeadline?
-    var entityInfos: [String: EntityInfo] = [:]
 
     /// The shared description of an entity (cached), or nil when the model has no such entity.
     func info(for entityName: String) -> EntityInfo? {
-        if let cached = entityInfos[entityName] { return cached }
+        if let cached = caches.entityInfos[entityName] { return cached }
         guard let entity = model.entity(named: entityName), let layout = storeLayout.entity(entityName) else { return nil }
         let info = EntityInfo(entity: entity, layout: layout, transientAttributes: model.allAttributes(of: entityName).filter(\.isTransient))
-        entityInfos[entityName] = info
+        caches.entityInfos[entityName] = info
         return info
     }
-    var relationshipLists: [String: [Relationship]] = [:]
 
     /// Every relationship of an entity, inherited ones included (cached).
     func relationships(of entityName: String) -> [Relationship] {
-        if let cached = relationshipLists[entityName] { return cached }
+        if let cached = caches.relationshipLists[entityName] { return cached }
         let list = model.allRelationships(of: entityName)
-        relationshipLists[entityName] = list
+        caches.relationshipLists[entityName] = list
         return list
     }
 
@@ -105,15 +103,19 @@ public final class ObjectContext {
     /// This context's link (``Link``).
     let link = Link()
 
-    deinit { link.context = nil }
+    deinit {
+        link.context = nil
+        backingStore?.contextCaches.giveBack(caches)
+    }
 
     /// A context on `store`, with no pending changes.
     public init(store: PersistentStore) {
         self.backingStore = store
         self.model = store.model
         self.storeLayout = store.layout
-        self.storePath = store.url.path
+        self.storePath = store.path
         self.queryCache = store.queryCache
+        self.caches = store.contextCaches.take()
         self.isConnectionBound = false
         link.context = self
     }
@@ -127,6 +129,7 @@ public final class ObjectContext {
         self.storeLayout = StorageLayout(model: model)
         self.storePath = path
         self.queryCache = FetchQueryCache()
+        self.caches = ContextCaches()
         self.connection = connection
         self.isConnectionBound = true
         link.context = self
@@ -141,7 +144,13 @@ public final class ObjectContext {
             guard let connection else { throw ObjectContextError(.store, "the migration stage this context belonged to is over; use the context passed to the current handler") }
             return try CallDeadline.enforce(deadline, path: storePath) { try body(connection) }
         }
-        return try store.database.read { db in try CallDeadline.enforce(deadline, path: storePath) { try body(db) } }
+        let gate = store.transactionGate
+        return try store.database.read { db in
+            try CallDeadline.enforce(deadline, path: storePath) {
+                try gate.run(db)
+                return try body(db)
+            }
+        }
     }
 
     /// Runs `body` in one transaction (or, when bound to a connection, in one savepoint).
@@ -156,7 +165,13 @@ public final class ObjectContext {
             }
             return
         }
-        try store.database.write { db in try CallDeadline.enforce(deadline, path: storePath) { try body(db) } }
+        let gate = store.transactionGate
+        try store.database.write { db in
+            try CallDeadline.enforce(deadline, path: storePath) {
+                try gate.run(db)
+                try body(db)
+            }
+        }
     }
 
     /// Whether any object has unsaved changes.

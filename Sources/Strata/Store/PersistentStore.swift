@@ -43,8 +43,13 @@ public final class PersistentStore: Sendable {
     let historyState = HistoryState()
     /// Compiled fetches by shape, shared by the store's contexts (``FetchQueryCache``).
     let queryCache = FetchQueryCache()
+    /// Run at the start of every transaction of the store's contexts (``TransactionGate``).
+    package let transactionGate = TransactionGate()
+    /// Entity descriptions and row plans, lent to one context at a time (``ContextCaches``).
+    let contextCaches = ContextCachePool()
 
-    var path: String { url.path }
+    /// The store file's path.
+    let path: String
     var logger: Logger {
         var l = options.logger
         l[metadataKey: "strata.store"] = "\(url.path)"
@@ -54,6 +59,7 @@ public final class PersistentStore: Sendable {
     /// A store on an open pool (``open(at:model:options:)`` opens, creates and migrates).
     init(url: URL, model: ObjectModel, options: StoreOptions, identifier: String, database: DatabasePool) {
         self.url = url
+        self.path = url.path
         self.model = model
         self.layout = StorageLayout(model: model)
         self.options = options

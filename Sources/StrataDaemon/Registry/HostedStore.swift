@@ -57,6 +57,17 @@ public final class HostedStore: Sendable {
         self.executor = store == nil ? nil : StoreExecutor()
         self.replicaProbe = configuration.replication.map { ReplicaLagProbe(store: configuration.name, storePath: configuration.path, configuration: $0) }
         self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
+        if let store, let schemaWatch {
+            // Calls through a context check the schema in their own transactions (see `use`).
+            let name = configuration.name
+            store.transactionGate.install { [weak self, weak store] db in
+                guard let store else { return }
+                if case .broken(let reason) = schemaWatch.verify(store, in: db) {
+                    self?.markFailed(reason)
+                    throw HostingError.unavailable(store: name, reason: reason)
+                }
+            }
+        }
     }
 
     /// The store's name (as configured).
@@ -78,8 +89,12 @@ public final class HostedStore: Sendable {
     /// the store's schema since the last call, the schema is checked first (``SchemaWatch``);
     /// if the model no longer matches it, the store turns failed.
     ///
+    /// With `schemaCheckedByContexts`, `body` reaches the store only through `ObjectContext`s,
+    /// which check the schema at the start of each of their transactions, inside it (the
+    /// store's `TransactionGate`): the separate read transaction is skipped.
+    ///
     /// - Throws: `StoreUnavailable` when the store failed (now or before) or was closed.
-    public func use<T>(_ body: (PersistentStore) throws -> T) throws -> T {
+    public func use<T>(schemaCheckedByContexts: Bool = false, _ body: (PersistentStore) throws -> T) throws -> T {
         let store = try shared.withLock { shared throws(HostingError) -> PersistentStore in
             switch shared.state {
             case .ready: break
@@ -98,7 +113,7 @@ public final class HostedStore: Sendable {
             shared.withLock { $0.inFlight -= 1 }
             idle.notify()
         }
-        if let schemaWatch, case .broken(let reason) = schemaWatch.verify(store) {
+        if !schemaCheckedByContexts, let schemaWatch, case .broken(let reason) = schemaWatch.verify(store) {
             markFailed(reason)
             throw HostingError.unavailable(store: name, reason: reason)
         }
@@ -106,13 +121,14 @@ public final class HostedStore: Sendable {
     }
 
     /// Runs blocking work with the open store on the store's own threads (``StoreExecutor``),
-    /// counting it as in flight.
+    /// counting it as in flight. `schemaCheckedByContexts`: see ``use(schemaCheckedByContexts:_:)``.
     ///
     /// - Throws: `StoreUnavailable` when the store failed or was closed, or what `body` throws.
-    public func perform<T: Sendable>(_ body: @escaping @Sendable (PersistentStore) throws -> T) async throws -> T {
-        guard let executor else { return try use(body) }
+    public func perform<T: Sendable>(schemaCheckedByContexts: Bool = false,
+                                     _ body: @escaping @Sendable (PersistentStore) throws -> T) async throws -> T {
+        guard let executor else { return try use(schemaCheckedByContexts: schemaCheckedByContexts, body) }
         do {
-            return try await executor.run { try self.use(body) }
+            return try await executor.run { try self.use(schemaCheckedByContexts: schemaCheckedByContexts, body) }
         } catch is NIOThreadPoolError.ThreadPoolInactive {
             throw HostingError.unavailable(store: name, reason: HostingError.closedReason)
         }
@@ -216,6 +232,7 @@ public final class HostedStore: Sendable {
         await idle.wait(timeout: timeout) { self.inFlight == 0 && !self.isFinishing }
         executor?.shutDown()
         guard let store else { return true }
+        store.transactionGate.install(nil)
         guard inFlight == 0, !isFinishing else {
             Thread.detachNewThread { try? store.close() }
             return false

@@ -1,3 +1,4 @@
+import GRDB
 import Logging
 import Strata
 import Synchronization
@@ -6,8 +7,11 @@ import Synchronization
 /// in the `sqlite3` shell, a script, `stratactl migrate` on the live file) and checks the
 /// schema against the model again before the next call uses it.
 ///
-/// Every call first reads `PRAGMA schema_version` (one pragma on a reader connection). Only
-/// when it moved does the watch run ``PersistentStore/checkSchema()``:
+/// Every call first reads `PRAGMA schema_version`: calls through an `ObjectContext` (fetch,
+/// count, insert, update, delete, batch) at the start of each of the context's transactions,
+/// through the store's `TransactionGate` (one cached statement, in the snapshot the call then
+/// uses); the others in a read of their own. Only when it moved does the watch run
+/// ``PersistentStore/checkSchema()``:
 ///
 /// - the model still matches (an index added, a column added): the call goes on; the watch
 ///   logs a warning naming what changed, or — when everything is the daemon's own deferred
@@ -34,11 +38,24 @@ final class SchemaWatch: Sendable {
         self.checkedVersion = Mutex(checkedVersion)
     }
 
-    /// Checks `store` if its schema version moved since the last check.
+    /// Checks `store` if its schema version moved since the last check (a read transaction
+    /// of its own; the deferred-work runner and the calls that do not go through an
+    /// `ObjectContext` use this).
     func verify(_ store: PersistentStore) -> Verdict {
+        verify(store, readVersion: { try store.schemaVersion() }, check: { try store.checkSchema() })
+    }
+
+    /// Checks `store` inside the transaction `db` is in (the store's ``TransactionGate``): the
+    /// version is read through the connection's statement cache, and a schema that moved is
+    /// checked in the same snapshot the call then reads or writes.
+    func verify(_ store: PersistentStore, in db: Database) -> Verdict {
+        verify(store, readVersion: { try PersistentStore.schemaVersion(in: db) }, check: { try store.checkSchema(in: db) })
+    }
+
+    private func verify(_ store: PersistentStore, readVersion: () throws -> Int, check runCheck: () throws -> SchemaCheck) -> Verdict {
         let version: Int
         do {
-            version = try store.schemaVersion()
+            version = try readVersion()
         } catch {
             // Not a schema change (a locked or unreadable file): the call reports its own error.
             return .usable
@@ -47,7 +64,7 @@ final class SchemaWatch: Sendable {
         if previous == version { return .usable }
         let check: SchemaCheck
         do {
-            check = try store.checkSchema()
+            check = try runCheck()
         } catch {
             return .usable
         }

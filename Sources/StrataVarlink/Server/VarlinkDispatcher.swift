@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import StrataUnits
+import Synchronization
 
 /// Routes calls to the interfaces one socket serves, and answers `org.varlink.service`
 /// (GetInfo, GetInterfaceDescription) for them.
@@ -10,6 +11,8 @@ public struct VarlinkDispatcher: Sendable {
     public let interfaces: [String: any VarlinkInterface]
     /// What the daemon says about itself.
     public let info: ServiceInfo
+    /// The per-method metrics, made once per method (and outcome) instead of per call.
+    private let metrics = RequestMetrics()
 
     /// `org.varlink.service.GetInfo`'s answer.
     public struct ServiceInfo: Sendable {
@@ -58,11 +61,45 @@ public struct VarlinkDispatcher: Sendable {
             reply = VarlinkReply(VarlinkError("io.strata.Varlink.InternalError", ["reason": .string("\(error)")]))
         }
         let elapsed = ContinuousClock.now - started
-        Timer(label: "strata_request_duration_seconds", dimensions: [("method", call.method)]).recordNanoseconds(
-            elapsed.nanoseconds)
-        Counter(label: "strata_requests_total", dimensions: [("method", call.method), ("outcome", reply.error ?? "ok")]).increment()
+        // A method no interface has is counted as `unknown`: clients choose those names.
+        let known = interfaces[call.interface]?.methods.contains(call.member) == true
+        let label = known ? call.method : RequestMetrics.unknownMethod
+        metrics.timer(method: label).recordNanoseconds(elapsed.nanoseconds)
+        metrics.counter(method: label, outcome: reply.error ?? "ok").increment()
         context.logger.debug("call", metadata: ["strata.method": "\(call.method)", "strata.outcome": "\(reply.error ?? "ok")",
                                                  "strata.ms": "\(Int(elapsed.milliseconds))"])
         return call.oneway ? nil : reply
+    }
+}
+
+/// `strata_request_duration_seconds{method}` and `strata_requests_total{method,outcome}`, each
+/// made through swift-metrics on a method's (or outcome's) first call and kept: making one
+/// looks it up in the backend's registry under its lock, on every call otherwise. Bounded:
+/// methods are the interfaces' own (or ``unknownMethod``), outcomes `ok` or an error name.
+final class RequestMetrics: Sendable {
+    /// The `method` label of calls to a method that no interface has.
+    static let unknownMethod = "unknown"
+
+    private struct Key: Hashable {
+        let method: String
+        let outcome: String
+    }
+
+    private let timers = Mutex<[String: Timer]>([:])
+    private let counters = Mutex<[Key: Counter]>([:])
+
+    func timer(method: String) -> Timer {
+        if let timer = timers.withLock({ $0[method] }) { return timer }
+        let timer = Timer(label: "strata_request_duration_seconds", dimensions: [("method", method)])
+        timers.withLock { $0[method] = timer }
+        return timer
+    }
+
+    func counter(method: String, outcome: String) -> Counter {
+        let key = Key(method: method, outcome: outcome)
+        if let counter = counters.withLock({ $0[key] }) { return counter }
+        let counter = Counter(label: "strata_requests_total", dimensions: [("method", method), ("outcome", outcome)])
+        counters.withLock { $0[key] = counter }
+        return counter
     }
 }

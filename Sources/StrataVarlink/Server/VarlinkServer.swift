@@ -322,11 +322,12 @@ public final class VarlinkServer: Sendable {
         do {
             let channel = connection.channel.channel
             try await connection.channel.executeThenClose { inbound, _ in
-                // A reply is written through the channel and awaited until its bytes are in the
-                // socket, so a call counts as finished (``ConnectionActivity/end()``) only once
-                // its last reply is out. NIOAsyncChannel's writer would return as soon as the
-                // reply is queued for the event loop: a quiesce event queued there before it
-                // then found the connection idle and closed it, and the reply was lost.
+                // An intermediate reply of a `more` call (and the replies that end a connection)
+                // is written through the channel and awaited until its bytes are in the socket.
+                // Replies are never written through NIOAsyncChannel's writer, which returns as
+                // soon as a reply is queued for the event loop: a quiesce event queued there
+                // before it then found the connection idle and closed it, and the reply was
+                // lost. A call counts as running until its final reply is out (below).
                 let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
                     try await channel.writeAndFlush(ByteBuffer(bytes: reply.encoded())).get()
                 }
@@ -350,23 +351,52 @@ public final class VarlinkServer: Sendable {
                     channel.writeAndFlush(ByteBuffer(bytes: reply.encoded()), promise: nil)
                     return true
                 }
+                // A call's final reply is queued for the socket without waiting for the event
+                // loop's round trip while the channel is writable, and the task goes on to the
+                // next message: the call ends (``ConnectionActivity/end()``) when the write
+                // completes, on the event loop, which closes a draining connection there once
+                // its last call has ended. When the channel is not writable the write is
+                // awaited (a client that does not read holds back its own calls), and the
+                // last one is awaited before the task ends, so the connection never closes
+                // with a reply on its way.
+                let activity = connection.activity
+                var lastReply: EventLoopFuture<Void>?
+                func reply(_ reply: VarlinkReply) async throws {
+                    let promise = channel.eventLoop.makePromise(of: Void.self)
+                    channel.writeAndFlush(ByteBuffer(bytes: reply.encoded()), promise: promise)
+                    let written = promise.futureResult
+                    written.whenComplete { _ in
+                        if activity.end() { channel.close(promise: nil) }
+                    }
+                    if channel.isWritable {
+                        lastReply = written
+                    } else {
+                        lastReply = nil
+                        try await written.get()
+                    }
+                }
                 do {
                     for try await frame in inbound {
-                        guard connection.activity.begin() else {
+                        guard activity.begin() else {
                             try await send(VarlinkReply(.shuttingDown()))
                             return
                         }
-                        let reply: VarlinkReply?
+                        let final: VarlinkReply?
                         do {
                             let call = try VarlinkCall.parse(Data(frame.readableBytesView), maxDepth: maxDepth)
-                            reply = await configuration.dispatcher.dispatch(call, context: context, sendEagerly: sendEagerly, sendNow: sendNow, send: send)
+                            final = await configuration.dispatcher.dispatch(call, context: context, sendEagerly: sendEagerly, sendNow: sendNow, send: send)
                         } catch let error as VarlinkError {
                             logger.notice("malformed message", metadata: ["strata.peer": "\(peer)", "strata.reason": "\(error.reason)"])
-                            reply = VarlinkReply(error)
+                            final = VarlinkReply(error)
                         }
-                        if let reply { try await send(reply) }
-                        if connection.activity.end() { return }
+                        if let final {
+                            try await reply(final)
+                        } else if activity.end() {
+                            break   // a oneway call, and the connection drains
+                        }
                     }
+                    try? await lastReply?.get()
+                    lastReply = nil
                 } catch let error as VarlinkFrameError {
                     guard case .tooLarge(let limit) = error else { return }
                     logger.notice("message too large, disconnecting", metadata: ["strata.peer": "\(peer)", "strata.limit": "\(limit)"])

@@ -46,7 +46,15 @@ final class WALCheckpointer: Sendable {
     private let logger: Logger
 
     /// Called with the store's path at the start of every checkpoint (tests: to hold one).
-    static let observer = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// In a class, not in the `Mutex` directly: see ``Observer``.
+    static let observer = Mutex<Observer?>(nil)
+
+    /// A checkpoint observer. A closure kept in a `Mutex` directly and read back with
+    /// `withLock { $0 }` gains a reabstraction thunk on every read (Swift 6.3).
+    final class Observer: Sendable {
+        let observe: @Sendable (String) -> Void
+        init(_ observe: @escaping @Sendable (String) -> Void) { self.observe = observe }
+    }
 
     /// Installs the WAL hook on the store's writer connection.
     init(store: PersistentStore) throws {
@@ -89,7 +97,7 @@ final class WALCheckpointer: Sendable {
     /// One that takes longer than 50 ms is logged (it runs beside the work, not in it).
     func checkpoint() {
         let start = ContinuousClock.now
-        Self.observer.withLock { $0 }?(path)
+        Self.observer.withLock { $0 }?.observe(path)
         defer {
             let took = ContinuousClock.now - start
             if took > .milliseconds(50) {
