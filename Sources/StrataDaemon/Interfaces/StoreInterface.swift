@@ -139,7 +139,7 @@ public struct StoreInterface: VarlinkTableInterface {
             throw VarlinkError.limitExceeded("max_fetch_objects", maximum: maxObjects, parameter: "limit", reason:
                 "more than \(maxObjects) objects match and no limit was given (limits.max_fetch_objects); page with limit and offset")
         }
-        return objects.map { JSONValue(foundation: $0.jsonObject(style: .display)) }
+        return objects.map(\.replyValue)
     }
 
     /// Applies one operation and saves; the object as saved (`{}` for a delete).
@@ -147,7 +147,7 @@ public struct StoreInterface: VarlinkTableInterface {
         try await run(hosted, limits: limits, writer: writer, throughContextOnly: true) { context in
             let object = try operation.apply(in: context, index: nil)
             try context.save()
-            return object.map { JSONValue(foundation: $0.jsonObject(style: .display)) } ?? .object([:])
+            return object?.replyValue ?? .object([:])
         }
     }
 
@@ -165,7 +165,7 @@ public struct StoreInterface: VarlinkTableInterface {
             let objects = try operations.enumerated().map { index, operation in try operation.apply(in: context, index: index) }
             try context.save()
             // After the save, primary keys are permanent: render the objects now.
-            return objects.map { object in object.map { JSONValue(foundation: $0.jsonObject(style: .display)) } ?? .object([:]) }
+            return objects.map { object in object?.replyValue ?? .object([:]) }
         }
     }
 }

@@ -153,7 +153,9 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// A finite double; one with an integer value that fits in `Int64` as `.int` (as JSON text
     /// read back gave it).
-    private static func number(_ d: Double) -> JSONValue? {
+    /// A `Double` as ``init(foundation:)`` converts it: integral values within `Int64` as
+    /// ``int(_:)``, others as ``double(_:)``; nil for NaN and infinity.
+    package static func number(_ d: Double) -> JSONValue? {
         guard d.isFinite else { return nil }
         if d.rounded() == d, d >= -9.223372036854775808e18, d < 9.223372036854775808e18 { return .int(Int64(d)) }
         return .double(d)

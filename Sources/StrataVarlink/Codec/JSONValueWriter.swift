@@ -52,6 +52,16 @@ struct JSONValueWriter {
 
     private mutating func appendString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied whole rather than byte by byte.
+        let copied = s.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
