@@ -49,6 +49,18 @@ extension PersistentStore {
         }
     }
 
+    /// `PRAGMA schema_version` read on `db` (in the caller's transaction) through the
+    /// connection's statement cache: what ``schemaVersion()`` reads, without a transaction
+    /// of its own.
+    package static func schemaVersion(in db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
+    }
+
+    /// ``checkSchema()`` on `db`, in the caller's transaction.
+    package func checkSchema(in db: Database) throws -> SchemaCheck {
+        try Self.checkSchema(of: model, layout: layout, in: db, path: path)
+    }
+
     /// Checks the store's physical schema against ``model`` (see ``SchemaCheck``). Reads
     /// `sqlite_master`, the columns and indexes of the model's tables, and the deferred ledger,
     /// in one read transaction; runs in milliseconds, so call it when ``schemaVersion()``
