@@ -375,6 +375,7 @@ public final class VarlinkServer: Sendable {
                         try await written.get()
                     }
                 }
+                var failure: (any Error)?
                 do {
                     for try await frame in inbound {
                         guard activity.begin() else {
@@ -395,13 +396,18 @@ public final class VarlinkServer: Sendable {
                             break   // a oneway call, and the connection drains
                         }
                     }
-                    try? await lastReply?.get()
-                    lastReply = nil
                 } catch let error as VarlinkFrameError {
-                    guard case .tooLarge(let limit) = error else { return }
-                    logger.notice("message too large, disconnecting", metadata: ["strata.peer": "\(peer)", "strata.limit": "\(limit)"])
-                    try? await send(VarlinkReply(.messageTooLarge(limit: limit)))
+                    if case .tooLarge(let limit) = error {
+                        logger.notice("message too large, disconnecting", metadata: ["strata.peer": "\(peer)", "strata.limit": "\(limit)"])
+                        try? await send(VarlinkReply(.messageTooLarge(limit: limit)))   // after the replies still on their way
+                    }
+                } catch {
+                    failure = error
                 }
+                // However the loop ended, the replies already queued go out before the
+                // connection closes.
+                try? await lastReply?.get()
+                if let failure { throw failure }
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["strata.error": "\(error)"])
