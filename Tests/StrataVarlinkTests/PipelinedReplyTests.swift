@@ -123,12 +123,15 @@ struct PipelinedReplyTests {
         try await Self.withServer(pad: 128 * 1024) { path, server in
             let client = try RawClient(path: path)
             for n in 0..<20 { client.send(#"{"method":"io.strata.Test.Echo","parameters":{"n":\#(n)}}"#) }
-            // Replies of 256 KiB back up in the socket; the server drains meanwhile.
-            try await Task.sleep(for: .milliseconds(200))
+            // Replies of 128 KiB back up in the socket (nothing is read yet): the server has a
+            // call running, its reply on the way, when it starts draining.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while server.runningCalls == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(server.runningCalls > 0)
             server.quiesce()
             let replies = await Task.detached { client.replies(20) }.value
-            // Every call the server started is answered whole before the connection closes;
-            // calls it had not started when draining began get ShuttingDown or nothing.
+            // Every call the server started is answered whole before the connection closes (the
+            // running one at least); calls it had not started get ShuttingDown or nothing.
             let answered = Self.numbers(replies).compactMap { $0 }
             #expect(!answered.isEmpty)
             #expect(answered == (0..<Int64(answered.count)).map { $0 }, "answers in order, none lost in the middle")
