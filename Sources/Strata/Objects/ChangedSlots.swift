@@ -8,6 +8,10 @@ struct ChangedSlots: Equatable, Sequence {
     var isEmpty: Bool { low == 0 && high.isEmpty }
     var count: Int { low.nonzeroBitCount + high.count }
 
+    func contains(_ slot: Int) -> Bool {
+        slot < 64 ? low & (1 << UInt64(slot)) != 0 : high.contains(slot)
+    }
+
     mutating func insert(_ slot: Int) {
         if slot < 64 { low |= 1 << UInt64(slot) } else { high.insert(slot) }
     }

@@ -42,8 +42,11 @@ public final class ManagedObject {
 
     /// Attribute values (composite leaves flattened), in the entity layout's slot order.
     @exclusivity(unchecked) var values: [Value]
-    /// Values as last read from or written to the store.
-    @exclusivity(unchecked) var committedValues: [Value]
+    /// The values of the slots changed since the last save as they were before their first
+    /// change (each slot once): with ``values``, what was last read from or written to the
+    /// store (``committedValue(_:)``). Kept per changed slot rather than as a second copy of
+    /// every value, so that changing a fetched object does not copy its whole value array.
+    @exclusivity(unchecked) var savedValues: [(slot: Int, value: Value)] = []
     /// Slots changed since the last save (saved objects only).
     @exclusivity(unchecked) var changedSlots = ChangedSlots()
     /// The optimistic-locking version read with the row.
@@ -115,8 +118,19 @@ public final class ManagedObject {
         self.owner = context.link
         self.ownerGeneration = context.generation
         self.values = values
-        self.committedValues = values
         self.version = version
+    }
+
+    /// The value of `slot` as last read from or written to the store.
+    func committedValue(_ slot: Int) -> Value {
+        for saved in savedValues where saved.slot == slot { return saved.value }
+        return values[slot]
+    }
+
+    /// Puts back the values of the changed slots as last read from or written to the store.
+    func restoreSavedValues() {
+        for saved in savedValues { values[saved.slot] = saved.value }
+        savedValues = []
     }
 
     /// Whether the object has unsaved changes.
@@ -172,6 +186,7 @@ public final class ManagedObject {
         }
         try checkMutable()
         if values[slot] != coerced {
+            if !isInserted, !changedSlots.contains(slot) { savedValues.append((slot, values[slot])) }
             values[slot] = coerced
             if !isInserted {
                 changedSlots.insert(slot)

@@ -19,7 +19,7 @@ extension ObjectContext {
         for object in deleted {
             var change = PendingHistoryChange(entity: object.entity.name, primaryKey: object.objectID.primaryKey, kind: .delete)
             for (slot, column) in object.layout.slots.enumerated() where column.attribute.preservesValueInHistoryOnDeletion {
-                change.tombstone[column.keyPath] = object.committedValues[slot]
+                change.tombstone[column.keyPath] = object.committedValue(slot)
             }
             changes.append(change)
         }

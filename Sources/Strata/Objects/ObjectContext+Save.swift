@@ -91,7 +91,7 @@ extension ObjectContext {
         }
         for object in changed { object.version += 1 }
         for object in toInsert + changed {
-            object.committedValues = object.values
+            object.savedValues = []
             object.changedSlots.removeAll()
             guard let relations = object.relations else { continue }
             for (name, target) in relations.toOne {

@@ -307,7 +307,7 @@ public final class ObjectContext {
         for object in inserted { object.context = nil }
         inserted.removeAll()
         for object in Array(updated.values) + deleted {
-            object.values = object.committedValues
+            object.restoreSavedValues()
             object.changedSlots.removeAll()
             object.isDeleted = false
             guard let relations = object.relations else { continue }
