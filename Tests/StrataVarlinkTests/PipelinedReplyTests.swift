@@ -39,6 +39,10 @@ struct PipelinedReplyTests {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
             guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+            // A server that stops answering fails the test in 10 s instead of holding a thread.
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
 
         deinit { close(fd) }
@@ -75,6 +79,14 @@ struct PipelinedReplyTests {
         }
     }
 
+    /// Runs blocking socket I/O on a thread of its own: never on Swift's cooperative pool,
+    /// whose threads (two on a two-core machine) the server's own tasks need to answer.
+    static func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
     static func withServer(pad: Int, _ body: (String, VarlinkServer) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipelined-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -106,9 +118,11 @@ struct PipelinedReplyTests {
             let client = try RawClient(path: path)
             // 120 calls of 32 KiB replies: about 4 MiB, far past what the socket and the
             // channel buffer; nothing is read for 300 ms.
-            for n in 0..<120 { client.send(#"{"method":"io.strata.Test.Echo","parameters":{"n":\#(n)}}"#) }
+            await Self.offThread {
+                for n in 0..<120 { client.send(#"{"method":"io.strata.Test.Echo","parameters":{"n":\#(n)}}"#) }
+            }
             try await Task.sleep(for: .milliseconds(300))
-            let replies = await Task.detached { client.replies(120) }.value
+            let replies = await Self.offThread { client.replies(120) }
             #expect(replies.count == 120)
             #expect(client.cutOff == 0)
             #expect(Self.numbers(replies) == (0..<120).map { Int64($0) })
@@ -122,14 +136,16 @@ struct PipelinedReplyTests {
     @Test func aDrainingConnectionClosesOnlyAfterTheRepliesItOwes() async throws {
         try await Self.withServer(pad: 128 * 1024) { path, server in
             let client = try RawClient(path: path)
-            for n in 0..<20 { client.send(#"{"method":"io.strata.Test.Echo","parameters":{"n":\#(n)}}"#) }
+            await Self.offThread {
+                for n in 0..<20 { client.send(#"{"method":"io.strata.Test.Echo","parameters":{"n":\#(n)}}"#) }
+            }
             // Replies of 128 KiB back up in the socket (nothing is read yet): the server has a
             // call running, its reply on the way, when it starts draining.
             let deadline = ContinuousClock.now + .seconds(20)
             while server.runningCalls == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             #expect(server.runningCalls > 0)
             server.quiesce()
-            let replies = await Task.detached { client.replies(20) }.value
+            let replies = await Self.offThread { client.replies(20) }
             // Every call the server started is answered whole before the connection closes (the
             // running one at least); calls it had not started get ShuttingDown or nothing.
             let answered = Self.numbers(replies).compactMap { $0 }

@@ -49,9 +49,11 @@ public struct VarlinkDispatcher: Sendable {
                          send: @escaping @Sendable (VarlinkReply) async throws -> Void) async -> VarlinkReply? {
         let started = ContinuousClock.now
         let reply: VarlinkReply
+        var known = false
         do {
             guard let interface = interfaces[call.interface] else { throw VarlinkError.interfaceNotFound(call.interface) }
             guard interface.methods.contains(call.member) else { throw VarlinkError.methodNotFound(call.method) }
+            known = true
             let sender = VarlinkReplySender(more: call.more && !call.oneway, send: send, sendEagerly: sendEagerly, sendNow: sendNow)
             reply = VarlinkReply(parameters: try await interface.handle(call, context: context, replies: sender))
         } catch let error as any VarlinkErrorConvertible {
@@ -62,7 +64,6 @@ public struct VarlinkDispatcher: Sendable {
         }
         let elapsed = ContinuousClock.now - started
         // A method no interface has is counted as `unknown`: clients choose those names.
-        let known = interfaces[call.interface]?.methods.contains(call.member) == true
         let label = known ? call.method : RequestMetrics.unknownMethod
         metrics.timer(method: label).recordNanoseconds(elapsed.nanoseconds)
         metrics.counter(method: label, outcome: reply.error ?? "ok").increment()

@@ -21,8 +21,8 @@ public struct VarlinkMethodTable<Definition: VarlinkInterfaceDefinition>: Varlin
     public var name: String { Definition.name }
     /// The interface definition text (Varlink IDL).
     public var definition: String { Definition.definition }
-    /// The methods, by name.
-    public var methods: Set<String> { Definition.methodNames }
+    /// The methods, by name (worked out once: the dispatcher asks on every call).
+    public let methods: Set<String> = Definition.methodNames
 
     private var handlers: [String: Handler] = [:]
     private let translate: @Sendable (any Error) -> (any VarlinkErrorConvertible)?
