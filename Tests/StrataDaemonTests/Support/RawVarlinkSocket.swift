@@ -71,6 +71,10 @@ final class RawVarlinkSocket: @unchecked Sendable {
         }
     }
 
+    /// Bytes of a reply that the end of the stream cut off (after ``reply()`` returned nil at
+    /// end of stream): none when every reply came whole.
+    var cutOffBytes: Int { pending.count }
+
     /// Whether the daemon closed the connection within the receive timeout: end of stream,
     /// or ECONNRESET (Linux's answer when the daemon closed with bytes of ours unread).
     func isClosedByPeer() async -> Bool {
