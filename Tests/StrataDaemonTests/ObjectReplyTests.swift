@@ -98,6 +98,17 @@ struct ObjectReplyTests {
         let saved = try #require(fetched.first { $0["text"] != .null })
         #expect(Self.member(saved.replyValue, "real") == .int(3))
         #expect(Self.member(saved.replyValue, "colors", "accent", "name") == .string("amber"))
+        // Both forms are built from the entity's JSON members: their shape, spelt out.
+        for value in [saved.replyValue, Self.reference(saved)] {
+            guard case .object(let top) = value, case .object(let colors)? = top["colors"], case .object(let accent)? = colors["accent"] else {
+                Issue.record("not nested as expected: \(value)")
+                continue
+            }
+            #expect(Set(top.keys) == ["_entity", "_pk", "text", "small", "medium", "large", "real", "single", "money", "flag", "when",
+                                      "blob", "identifier", "link", "colors", "owner"])
+            #expect(Set(colors.keys) == ["primary", "accent"] && colors["primary"] == .string("red"))
+            #expect(Set(accent.keys) == ["hue", "name"] && accent["hue"] == .double(0.75))
+        }
         #expect(Self.member(saved.replyValue, "owner") == .int(owner.objectID.primaryKey))
         // Infinity has no JSON form: the whole object was null, and still is.
         #expect(unrepresentable.replyValue == .null)

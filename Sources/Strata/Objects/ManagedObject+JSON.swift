@@ -8,30 +8,46 @@ public enum ObjectJSONStyle: Sendable {
     case codable
 }
 
+/// A member of an entity's JSON object (``EntityInfo/jsonMembers``): an attribute or
+/// composite leaf (its slot), or a composite (the object of its members). The one place that
+/// turns keypaths into nested JSON objects, for ``ManagedObject/jsonObject(style:)`` and for
+/// hosts that build their own JSON (``ManagedObject/displayParts``).
+package enum JSONMember {
+    case slot(name: String, slot: Int)
+    case object(name: String, members: [JSONMember])
+
+    /// The members for slots with these split keypaths (`["colorScheme", "primary"]`), in slot
+    /// order: plain attributes at the top, composite leaves nested under their composite.
+    static func tree(_ paths: [[String]]) -> [JSONMember] {
+        tree(paths.enumerated().map { (slot: $0.offset, path: $0.element[...]) })
+    }
+
+    private static func tree(_ entries: [(slot: Int, path: ArraySlice<String>)]) -> [JSONMember] {
+        var members: [JSONMember] = []
+        var nested: [String: [(slot: Int, path: ArraySlice<String>)]] = [:]
+        var order: [String] = []
+        for entry in entries {
+            guard let first = entry.path.first else { continue }
+            if entry.path.count == 1 {
+                members.append(.slot(name: first, slot: entry.slot))
+            } else {
+                if nested[first] == nil { order.append(first) }
+                nested[first, default: []].append((entry.slot, entry.path.dropFirst()))
+            }
+        }
+        for name in order { members.append(.object(name: name, members: tree(nested[name]!))) }
+        return members
+    }
+}
+
 extension ManagedObject {
     /// The object as a JSON-compatible dictionary: attributes by name, composites as nested
     /// objects, to-one relationships as the target's primary key (or null).
     public func jsonObject(style: ObjectJSONStyle = .display) -> [String: Any] {
-        var result: [String: Any] = [:]
+        var result = jsonObject(info.jsonMembers, style: style)
         if style == .display {
             result["_entity"] = entity.name
             result["_pk"] = objectID.primaryKey
-        }
-        // Composite leaves are gathered per composite, then added once (not one dictionary
-        // copy per leaf); keypaths are split once per entity (``EntityInfo/keyPathParts``).
-        var composites: [String: [String: Any]] = [:]
-        let paths = info.keyPathParts
-        for slot in layout.slots.indices {
-            let json = Self.json(values[slot], style: style)
-            let path = paths[slot]
-            switch path.count {
-            case 1: result[path[0]] = json
-            case 2: composites[path[0], default: [:]][path[1]] = json
-            default: Self.insert(json, at: path.dropFirst(), into: &composites[path[0], default: [:]])
-            }
-        }
-        for (name, members) in composites { result[name] = members }
-        if style == .display {
             for (name, target) in toOne {
                 switch target {
                 case .stored(let pk): result[name] = pk.map { $0 as Any } ?? NSNull()
@@ -42,15 +58,16 @@ extension ManagedObject {
         return result
     }
 
-    private static func insert(_ value: Any, at path: ArraySlice<String>, into dictionary: inout [String: Any]) {
-        guard let first = path.first else { return }
-        if path.count == 1 {
-            dictionary[first] = value
-            return
+    private func jsonObject(_ members: [JSONMember], style: ObjectJSONStyle) -> [String: Any] {
+        var result: [String: Any] = [:]
+        result.reserveCapacity(members.count)
+        for member in members {
+            switch member {
+            case .slot(let name, let slot): result[name] = Self.json(values[slot], style: style)
+            case .object(let name, let nested): result[name] = jsonObject(nested, style: style)
+            }
         }
-        var nested = dictionary[first] as? [String: Any] ?? [:]
-        insert(value, at: path.dropFirst(), into: &nested)
-        dictionary[first] = nested
+        return result
     }
 
     static func json(_ value: Value, style: ObjectJSONStyle) -> Any {

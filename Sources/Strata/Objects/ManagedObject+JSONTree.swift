@@ -9,9 +9,9 @@ extension ManagedObject {
         package let entityName: String
         /// `_pk`.
         package let primaryKey: Int64
-        /// Each slot's keypath split at its dots: one name for an attribute, more for a
-        /// composite's leaf (nested objects in the JSON).
-        package let keyPaths: [[String]]
+        /// The members of the JSON object other than `_entity`, `_pk` and relationships
+        /// (attributes, and composites as nested objects), naming their slots in ``values``.
+        package let members: [JSONMember]
         /// Each slot's value (``Value/displayText`` for the ones that are text in JSON).
         package let values: [Value]
         /// To-one relationships: the target's primary key, nil for none (`null`).
@@ -20,7 +20,7 @@ extension ManagedObject {
 
     /// The parts of the display JSON (see ``DisplayParts``).
     package var displayParts: DisplayParts {
-        DisplayParts(entityName: entity.name, primaryKey: objectID.primaryKey, keyPaths: info.keyPathParts, values: values,
+        DisplayParts(entityName: entity.name, primaryKey: objectID.primaryKey, members: info.jsonMembers, values: values,
                      toOne: toOne.map { name, target in
                          switch target {
                          case .stored(let pk): (name, pk)

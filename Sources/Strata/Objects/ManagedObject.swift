@@ -265,8 +265,9 @@ final class EntityInfo {
     let defaults: [Value]
     /// Transient attributes of the entity and its ancestors, by name (no slot, no column).
     let transientAttributes: [String: Attribute]
-    /// Each slot's keypath split at its dots (`["colorScheme", "primary"]`), for JSON.
-    private(set) lazy var keyPathParts: [[String]] = layout.slots.map { $0.keyPath.split(separator: ".").map(String.init) }
+    /// The members of the entity's JSON object: attributes, and composites as nested objects
+    /// of their leaves (worked out once per entity from the slots' keypaths).
+    private(set) lazy var jsonMembers: [JSONMember] = JSONMember.tree(layout.slots.map { $0.keyPath.split(separator: ".").map(String.init) })
     /// Plans computed on first use by the context that owns this description.
     var insertPlan: InsertPlan?
     var validationPlan: ObjectContext.ValidationPlan?

@@ -55,12 +55,13 @@ extension ObjectContext {
         var last = 0
     }
 
-    /// Row plans kept per context before they are worked out afresh.
+    /// Row plans kept per ``ContextCaches`` before they are worked out afresh.
     static let rowPlanCapacity = 128
 
     /// The row plan of `statement` (prepared from `sql`, rows of `rootEntity`'s table): worked
-    /// out on the first fetch of `sql` in this context, then kept. Its columns are named by
-    /// the SQL (the object layer never selects `*`), and the layout is the context's own.
+    /// out on the first fetch of `sql` with these caches (the store's, lent to one context at a
+    /// time), then kept. Its columns are named by the SQL (the object layer never selects `*`),
+    /// and the layout is the store's for its whole life.
     func rowPlan(for statement: Statement, sql: String, rootEntity: String) -> RowPlanEntry {
         if let entry = caches.rowPlans[sql] { return entry }
         let plan = RowPlan(columnNames: statement.columnNames)

@@ -9,35 +9,28 @@ extension ManagedObject {
     /// a value has no JSON form (an infinite double), as before.
     var replyValue: JSONValue {
         let parts = displayParts
-        var members: [String: JSONValue] = [:]
-        members.reserveCapacity(parts.values.count + 2 + parts.toOne.count)
+        guard var members = Self.replyMembers(parts.members, values: parts.values) else { return .null }
         members["_entity"] = .string(parts.entityName)
         members["_pk"] = .int(parts.primaryKey)
-        var composites: [String: [String: JSONValue]] = [:]
-        for (path, value) in zip(parts.keyPaths, parts.values) {
-            guard let json = Self.replyValue(value) else { return .null }
-            switch path.count {
-            case 1: members[path[0]] = json
-            case 2: composites[path[0], default: [:]][path[1]] = json
-            default: Self.insert(json, at: path.dropFirst(), into: &composites[path[0], default: [:]])
-            }
-        }
-        for (name, leaves) in composites { members[name] = .object(leaves) }
         for (name, primaryKey) in parts.toOne { members[name] = primaryKey.map { .int($0) } ?? .null }
         return .object(members)
     }
 
-    /// Composite leaves deeper than one level (`a.b.c`), nested as the display JSON nests them.
-    private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into members: inout [String: JSONValue]) {
-        guard let first = path.first else { return }
-        if path.count == 1 {
-            members[first] = value
-            return
+    /// The attributes and composites (nested); nil when a value has no JSON form.
+    private static func replyMembers(_ members: [JSONMember], values: [Value]) -> [String: JSONValue]? {
+        var result: [String: JSONValue] = [:]
+        result.reserveCapacity(members.count)
+        for member in members {
+            switch member {
+            case .slot(let name, let slot):
+                guard let json = replyValue(values[slot]) else { return nil }
+                result[name] = json
+            case .object(let name, let nested):
+                guard let object = replyMembers(nested, values: values) else { return nil }
+                result[name] = .object(object)
+            }
         }
-        var nested: [String: JSONValue] = [:]
-        if case .object(let existing)? = members[first] { nested = existing }
-        insert(value, at: path.dropFirst(), into: &nested)
-        members[first] = .object(nested)
+        return result
     }
 
     private static func replyValue(_ value: Value) -> JSONValue? {
