@@ -31,4 +31,20 @@ extension UpgradeBenchmark {
         }
         return longest.sorted { $0.value > $1.value }.map { ($0.key, $0.value) }
     }
+
+    /// A finishing run's batch counts (``UpgradeResults/finishBatches``).
+    struct BatchCounts {
+        var batches = 0, idle = 0, yielded = 0
+    }
+
+    /// The counts of the last "deferred work run ended" line of the daemon's log.
+    static func batchCounts(_ log: String) -> BatchCounts? {
+        guard let line = log.split(separator: "\n").last(where: { $0.contains("deferred work run ended") }) else { return nil }
+        func value(_ key: String) -> Int? {
+            guard let range = line.range(of: "strata.\(key)=") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        guard let batches = value("batches") else { return nil }
+        return BatchCounts(batches: batches, idle: value("idle_batches") ?? 0, yielded: value("batches_yielded") ?? 0)
+    }
 }

@@ -54,8 +54,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
     @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 20ms).") var batchBudget: String?
     @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 10ms).") var pauseBetweenBatches: String?
-    @Option(name: .customLong("idle-batch-budget"), help: "scheduler.idle_batch_budget of the idle run (nobody writing; default 250ms; 0s: off, as shipped).")
-    var idleBatchBudget = "250ms"
+    @Option(name: .customLong("idle-batch-budget"), help: "scheduler.idle_batch_budget of the deferred and idle runs (default: the shipped 250ms; 0s: off).")
+    var idleBatchBudget: String?
     @OptionGroup var options: BenchOptions
 
     static let allRuns = ["deferred", "default", "sync", "cli", "idle", "cli_idle", "manual"]
@@ -70,6 +70,11 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         for (name, value) in [("--batch-budget", batchBudget), ("--pause", pauseBetweenBatches), ("--idle-batch-budget", idleBatchBudget)] {
             if let value, DurationText.parse(value) == nil { throw ValidationError("\(name): '\(value)' is not a duration (e.g. 20ms)") }
         }
+    }
+
+    /// The scheduler settings of the deferred and idle runs that differ from the shipped ones.
+    var schedulerOverrides: [String: String] {
+        ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches, "idle_batch_budget": idleBatchBudget].compactMapValues { $0 }
     }
 
     func run() async throws {
@@ -93,13 +98,13 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         results.batchBudget = batchBudget ?? "20ms"
         results.pause = pauseBetweenBatches ?? "10ms"
         results.distinctKeys = distinctKeys
-        results.idleBatchBudget = idleBatchBudget
+        results.idleBatchBudget = idleBatchBudget ?? "250ms"
 
         if selected.contains("deferred") {
             progress.say("deferred: exec → READY=1 with defer_cleanup, no backup…")
             let store = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "deferred.sqlite"))
             let daemon = try launcher.launch("deferred", store: store, deferCleanup: true, backup: false,
-                                             scheduler: ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches].compactMapValues { $0 })
+                                             scheduler: schedulerOverrides)
             results.readyDeferred = daemon.ready
             let load = UpgradeClients(socket: launcher.dataSocket, count: clients, rows: rows, interval: .milliseconds(interval))
             load.start()
@@ -112,6 +117,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             results.finishTasks = Self.taskTimes(daemon.log)
             results.verifyTimes = Self.verifyTimes(daemon.log)
             results.lockHolds = Self.lockHolds(daemon.log)
+            results.finishBatches = Self.batchCounts(daemon.log)
             results.rssFinish = daemon.peakRSSMegabytes
             results.idle = load.results(.idle)
             results.duringFinish = load.results(.finish)
@@ -197,8 +203,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             progress.say("idle: FinishDeferred with nobody writing…")
             let store = try DeferralBenchmark.copy(seed, to: directory.appending(path: "idle.sqlite"))
             let daemon = try launcher.launch("idle", store: store, deferCleanup: true, backup: false,
-                                             scheduler: ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches,
-                                                         "idle_batch_budget": idleBatchBudget].compactMapValues { $0 })
+                                             scheduler: schedulerOverrides)
             let before = UpgradeIdleFigures.writtenMB(pid: daemon.pid) ?? 0
             let finish = try await launcher.finishDeferred()
             figures.finish = finish.elapsed

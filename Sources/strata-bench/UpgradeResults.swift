@@ -21,6 +21,9 @@ struct UpgradeResults {
     var verifyTimes: [(table: String, ms: Double)] = []
     /// The longest write-lock hold of each finishing step while the clients wrote (daemon log).
     var lockHolds: [(step: String, ms: Double)] = []
+    /// The deferred run's batches: all, begun as idle batches, and idle batches that gave way
+    /// to a client (from the daemon's "deferred work run ended" line).
+    var finishBatches: UpgradeBenchmark.BatchCounts?
     var finishDefault: Duration?
     var backup: Duration?
     var backupPendingFirst: Bool?
@@ -61,6 +64,7 @@ struct UpgradeResults {
             "finish_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10] },
             "verify_ms": (verifyTimes.reduce(0) { $0 + $1.ms } * 10).rounded() / 10,
             "max_lock_hold_ms": Dictionary(lockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
+            "finish_batches": finishBatches.map { ["batches": $0.batches, "idle": $0.idle, "yielded": $0.yielded] } ?? NSNull(),
         ]
         for (name, figures) in [("idle", idle), ("during_finish", duringFinish), ("during_finish_default", duringFinishDefault), ("during_cli", duringCLI)] {
             guard let figures else { continue }
@@ -117,6 +121,9 @@ struct UpgradeResults {
         for verify in verifyTimes {
             let share = finish.map { verify.ms / $0.milliseconds * 100 } ?? 0
             lines.append("    \(String(format: "%9.1f ms", verify.ms))  of which verify before swap of \(verify.table) (\(String(format: "%.1f", share)) % of FinishDeferred; target ≤ 15 %: \(check(share <= 15)))")
+        }
+        if let counts = finishBatches {
+            lines.append("    batches: \(counts.batches), of which idle \(counts.idle) (gave way to a client: \(counts.yielded))")
         }
         if !lockHolds.isEmpty {
             lines.append("    longest write-lock hold per step: " + lockHolds.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))

@@ -18,7 +18,8 @@ struct OperatorViewTests {
     static let rows = 40_000
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
-        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 2ms", "pause_between_batches: 300ms"])
+        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 2ms", "pause_between_batches: 300ms",
+                                                            "idle_batch_budget: 0s"])
     }
 
     /// `stratactl ARGS --socket ADMIN`.

@@ -32,10 +32,11 @@ struct SchedulerRunTests {
             var settings = SchedulerSettings()
             try settings.set("idle_after", to: "1s")
             try settings.set("signals", to: "requests,transactions,cpu,io,cgroup,load")
-            // Slow work (a 5% duty cycle): however long a loaded machine holds the test back
-            // between its steps, the store is not finished before the test says so.
+            // Slow work (a 5% duty cycle, no idle batches): however long a loaded machine holds
+            // the test back between its steps, the store is not finished before the test says so.
             try settings.set("batch_budget", to: "2ms")
             try settings.set("pause_between_batches", to: "40ms")
+            try settings.set("idle_batch_budget", to: "0s")
             try settings.set("store_turn", to: "200ms")
             try configure(&settings)
             var logger = Logger(label: "test.scheduler")
@@ -290,5 +291,54 @@ struct SchedulerRunTests {
         #expect(forced.error == nil && forced.report?.tasksRemaining == 0, "\(forced.error ?? "")")
         #expect(f.pending == 0)
         #expect(try f.count() == 20_000)
+    }
+
+    @Test("a call in flight makes callsQuiet zero; after it, callsQuiet counts from its end")
+    func callsQuietCountsFromTheLastCallsEnd() async throws {
+        let f = try Fixture(rows: 100)
+        defer { f.remove() }
+        #expect(f.hosted.callsQuiet == HostedStore.neverCalled)
+        try f.hosted.use { _ in #expect(f.hosted.callsQuiet == .zero) }
+        let right = f.hosted.callsQuiet
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(f.hosted.callsQuiet >= right + .milliseconds(300))
+        try f.hosted.use { _ in }
+        #expect(f.hosted.callsQuiet < .milliseconds(300), "the call's end starts the count again")
+    }
+
+    @Test("with the shipped idle_batch_budget, a quiet store gets idle batches and one called every few ms none")
+    func idleBatchesNeedAQuietStore() async throws {
+        for calling in [false, true] {
+            let f = try Fixture(rows: 20_000)
+            defer { f.remove() }
+            // A client calling every 2 ms: never in flight between two calls, never quiet for 250 ms.
+            let stop = Atomic<Bool>(false)
+            let hosted = f.hosted
+            let caller = Thread {
+                while calling, !stop.load(ordering: .relaxed) {
+                    _ = try? hosted.use { _ in }
+                    usleep(2_000)
+                }
+            }
+            caller.start()
+            var settings = SchedulerSettings()
+            try settings.set("batch_budget", to: "2ms")
+            try settings.set("pause_between_batches", to: "0ms")
+            #expect(settings.idleBatchBudget == .milliseconds(250))
+            let result = await DeferredWorkRunner(gate: SchedulerGate(), logger: Logger(label: "test.idle"))
+                .run(f.hosted, now: true, settings: settings)
+            stop.store(true, ordering: .relaxed)
+            let report = try #require(result.report)
+            #expect(result.error == nil && report.tasksRemaining == 0, "\(result.error ?? "")")
+            #expect(try f.count() == 20_000)
+            if calling {
+                // Without the quiet spell nearly every batch would begin idle (a call takes
+                // microseconds) and be aborted by the next call; a loaded machine may stall the
+                // caller past 250 ms now and then.
+                #expect(report.idleBatches * 10 <= report.batches, "idle \(report.idleBatches) of \(report.batches)")
+            } else {
+                #expect(report.idleBatches > 0 && report.batchesYielded == 0, "idle \(report.idleBatches) of \(report.batches)")
+            }
+        }
     }
 }

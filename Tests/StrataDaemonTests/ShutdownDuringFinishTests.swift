@@ -19,7 +19,9 @@ struct ShutdownDuringFinishTests {
     static let rows = 60_000
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
-        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 1s"])
+        // No idle batches: every batch keeps to 5 ms, however quiet the store.
+        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 1s",
+                                                            "idle_batch_budget: 0s"])
     }
 
     @Test func sigtermStopsForcedWorkWithinOneBatch() async throws {

@@ -60,6 +60,7 @@ struct DeferredIdleBatchTests {
         #expect(idle.batches * 2 < busy.batches, "idle: \(idle.batches) batches, busy: \(busy.batches)")
         #expect(idle.pauseSeconds > 0 && busy.pauseSeconds > 0)
         #expect(idle.batchesYielded == 0 && busy.batchesYielded == 0)
+        #expect(idle.idleBatches > 0 && busy.idleBatches == 0)
     }
 
     @Test("a client's arrival aborts the idle batch in flight; the work goes on at the normal budget and completes")
@@ -82,11 +83,52 @@ struct DeferredIdleBatchTests {
         try store.close()
     }
 
+    @Test("no idle batch begins before the clients have been quiet for one idle budget")
+    func idleBatchesWaitForAQuietSpell() async throws {
+        let rows = 20_000
+        // Nobody is in flight between calls, but the last call ended 40 ms ago: not quiet for
+        // the idle budget of 100 ms.
+        let directory = TemporaryDirectory("idle")
+        let store = try Self.store(rows: rows, in: directory)
+        let options = FinishOptions(batchBudget: .milliseconds(2), clientsActive: { false }, clientsQuiet: { .milliseconds(40) },
+                                    idleBatchBudget: .milliseconds(100))
+        let report = try await store.finishDeferredMigration(options)
+        #expect(report.idleBatches == 0)
+        #expect(report.batchesYielded == 0)
+        try Self.check(store, rows: rows)
+        try store.close()
+    }
+
+    @Test("an idle batch that gave way doubles the quiet spell the next one waits for",
+          arguments: [(quiet: 150, idleAfterward: false), (quiet: 250, idleAfterward: true)])
+    func givingWayLengthensTheQuietSpell(quiet: Int, idleAfterward: Bool) async throws {
+        let rows = 60_000
+        let directory = TemporaryDirectory("idle")
+        let store = try Self.store(rows: rows, in: directory)
+        // The clients have been quiet for `quiet` ms whenever asked (the idle budget is 100 ms);
+        // one call arrives during the first idle batch (the second question), then none.
+        let asked = Atomic<Int>(0)
+        let options = FinishOptions(batchBudget: .milliseconds(2), clientsActive: { asked.add(1, ordering: .relaxed).newValue == 2 },
+                                    clientsQuiet: { .milliseconds(quiet) }, idleBatchBudget: .milliseconds(100))
+        let report = try await store.finishDeferredMigration(options)
+        #expect(report.batchesYielded == 1)
+        // After the give-way the wait is 200 ms: 150 ms of quiet no longer begins an idle
+        // batch; 250 ms still does.
+        if idleAfterward {
+            #expect(report.idleBatches > 1, "idle batches: \(report.idleBatches)")
+        } else {
+            #expect(report.idleBatches == 1, "idle batches: \(report.idleBatches)")
+        }
+        try Self.check(store, rows: rows)
+        try store.close()
+    }
+
     @Test("idleBatchBudget is never below batchBudget")
     func idleBudgetFloor() {
         let options = FinishOptions(batchBudget: .milliseconds(50), idleBatchBudget: .milliseconds(10))
         #expect(options.idleBatchBudget == .milliseconds(50))
         #expect(FinishOptions().idleBatchBudget == .milliseconds(250))
         #expect(FinishOptions().clientsActive == nil)
+        #expect(FinishOptions().clientsQuiet == nil)
     }
 }

@@ -41,6 +41,8 @@ public final class HostedStore: Sendable {
     private struct Shared {
         var state: State
         var inFlight = 0
+        /// When the last call ended (nil: none has run), for ``callsQuiet``.
+        var lastCallEnded: ContinuousClock.Instant?
         var requests = 0
         var finishing: FinishingClaim?
         /// An explicit request waits for the scheduler's turn to end at its next batch; no new
@@ -79,6 +81,21 @@ public final class HostedStore: Sendable {
     /// Calls being served now.
     public var inFlight: Int { shared.withLock { $0.inFlight } }
 
+    /// How long no call has been in flight: zero while one runs, the time since the last one
+    /// ended otherwise (``neverCalled`` when none has run). Deferred work begins an idle batch
+    /// only after a quiet spell (``FinishOptions/clientsQuiet``), so that clients calling every
+    /// few milliseconds do not abort one idle batch after another.
+    public var callsQuiet: Duration {
+        let now = ContinuousClock.now
+        return shared.withLock { shared in
+            guard shared.inFlight == 0 else { return .zero }
+            return shared.lastCallEnded.map { now - $0 } ?? Self.neverCalled
+        }
+    }
+
+    /// ``callsQuiet`` of a store no call has reached yet: longer than any quiet spell asked for.
+    public static let neverCalled = Duration.seconds(1 << 40)
+
     /// Pending deferred tasks (empty when failed or unreadable).
     public func pendingTasks() -> [DeferredTask] {
         guard let store = self.store, case .ready = state else { return [] }
@@ -110,7 +127,11 @@ public final class HostedStore: Sendable {
         load.begin()
         defer {
             load.end()
-            shared.withLock { $0.inFlight -= 1 }
+            let now = ContinuousClock.now
+            shared.withLock {
+                $0.inFlight -= 1
+                $0.lastCallEnded = now
+            }
             idle.notify()
         }
         if !schemaCheckedByContexts, let schemaWatch, case .broken(let reason) = schemaWatch.verify(store) {

@@ -96,13 +96,15 @@ public final class DeferredWorkRunner: Sendable {
         if claim == .scheduler { yieldRequested = { @Sendable in hosted.yieldRequested } }
         let runGate = RunGate(gate: gate, forced: now, deadline: deadline, interrupt: interrupt, backlog: backlog,
                               yieldRequested: yieldRequested, now: { clock.now })
-        // With `idle_batch_budget` above `batch_budget`: while no call is in flight for the
-        // store, batches may run that long (idle batches); a call's arrival aborts the batch in
-        // flight so that it waits about one batch_budget.
+        // With `idle_batch_budget` above `batch_budget`: once no call has been in flight for the
+        // store for a while (one idle budget at first; the library lengthens the wait when idle
+        // batches give way), batches may run that long (idle batches); a call's arrival aborts
+        // the batch in flight so that it waits about one batch_budget.
         var options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
                                     shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested)
         if settings.idleBatchBudget > settings.batchBudget {
             options.clientsActive = { hosted.inFlight > 0 }
+            options.clientsQuiet = { hosted.callsQuiet }
             options.idleBatchBudget = settings.idleBatchBudget
         }
         options.livePacing = livePacing(from: settings)
@@ -171,7 +173,8 @@ public final class DeferredWorkRunner: Sendable {
                 logger.info("deferred work run ended", metadata: [
                     "strata.store": "\(hosted.name)", "strata.tasks_finished": "\(report.tasksFinished)",
                     "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
-                    "strata.stopped_early": "\(report.stoppedEarly)",
+                    "strata.stopped_early": "\(report.stoppedEarly)", "strata.batches": "\(report.batches)",
+                    "strata.idle_batches": "\(report.idleBatches)", "strata.batches_yielded": "\(report.batchesYielded)",
                 ])
             }
             results.append(result)

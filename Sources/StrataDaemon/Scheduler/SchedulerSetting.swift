@@ -100,7 +100,7 @@ extension SchedulerSettings {
         .duration("pause_between_batches", \.pauseBetweenBatches, max: .seconds(60),
                   "cost delay after a batch that used its whole budget; scaled by the batch's actual time"),
         .duration("idle_batch_budget", \.idleBatchBudget, max: .seconds(10),
-                  "time budget of a batch while no client call is in flight for the store (a call's arrival aborts it); 0s: always batch_budget"),
+                  "time budget of a batch once no client call has been in flight for the store that long (a call's arrival aborts it); 0s: always batch_budget"),
         .number("cpu_pressure", \.cpuPressure, max: 100, "busy above this CPU pressure, some avg10 % (system and cgroup)"),
         .number("io_pressure", \.ioPressure, max: 100, "busy above this I/O pressure, some avg10 % (system and cgroup)"),
         .number("load_per_core", \.loadPerCore, max: 1000, "busy above this 1-minute load average per core"),

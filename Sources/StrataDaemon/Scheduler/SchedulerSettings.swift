@@ -11,10 +11,10 @@ public struct SchedulerSettings: Sendable, Hashable {
     public var batchBudget: Duration = .milliseconds(20)
     /// Pause after each batch (autovacuum-style cost delay).
     public var pauseBetweenBatches: Duration = .milliseconds(10)
-    /// Time budget of a batch while no client call is in flight for its store (a client's
-    /// arrival aborts such a batch, so it waits about one ``batchBudget``); zero or not above
-    /// ``batchBudget`` keeps every batch to ``batchBudget`` (the default, until measured).
-    public var idleBatchBudget: Duration = .zero
+    /// Time budget of a batch once no client call has been in flight for its store for that
+    /// long (a client's arrival aborts such a batch, so it waits about one ``batchBudget``);
+    /// zero or not above ``batchBudget`` keeps every batch to ``batchBudget``.
+    public var idleBatchBudget: Duration = .milliseconds(250)
     /// CPU pressure (`/proc/pressure/cpu` some avg10, percent) above which the machine is busy.
     public var cpuPressure: Double = 10
     /// I/O pressure (`/proc/pressure/io` some avg10, percent) above which the machine is busy.

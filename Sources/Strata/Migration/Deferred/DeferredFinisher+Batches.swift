@@ -39,6 +39,7 @@ extension DeferredFinisher {
                 gaveWay(step)
                 continue
             }
+            completedIdleBatch()
             finishedBatch(step, started: started, rows: outcome.rows, rowsDone: outcome.rowsDone, done: outcome.reportsDone, limit: limit)
             if outcome.done { return true }
             if let between { FaultInjection.point(between) }
@@ -49,11 +50,16 @@ extension DeferredFinisher {
     // MARK: - Idle batches
 
     /// Picks the next batch's budget: ``FinishOptions/idleBatchBudget`` while no client call
-    /// is in flight (``FinishOptions/clientsActive``), ``FinishOptions/batchBudget`` otherwise.
-    /// A change of budget rescales the batch size by the ratio of the budgets at once, so that
-    /// the first batch after a client's arrival is sized for the normal budget.
+    /// is in flight (``FinishOptions/clientsActive``) and none was for a while
+    /// (``FinishOptions/clientsQuiet``, ``quietNeeded``), ``FinishOptions/batchBudget``
+    /// otherwise. A change of budget rescales the batch size by the ratio of the budgets at
+    /// once, so that the first batch after a client's arrival is sized for the normal budget.
     func beginBatch(_ step: TaskStep) {
-        let idle = options.clientsActive.map { !$0() } ?? false
+        var idle = false
+        if let active = options.clientsActive, !active() {
+            idle = options.clientsQuiet.map { $0() >= quietNeeded } ?? true
+        }
+        if idle { pacing.idleBatches += 1 }
         guard idle != pacing.idle else { return }
         let ratio = options.batchBudget / options.idleBatchBudget
         let scale = idle ? 1 / ratio : ratio
@@ -64,10 +70,21 @@ extension DeferredFinisher {
     /// The budget of the batch in flight.
     var currentBudget: Duration { pacing.idle ? options.idleBatchBudget : options.batchBudget }
 
+    /// How long the clients must have been quiet before the next idle batch: one idle budget,
+    /// doubled by each idle batch that gave way, halved by each that ran to its end.
+    var quietNeeded: Duration { pacing.quietNeeded ?? options.idleBatchBudget }
+
+    /// After an idle batch that ran to its end: the wait for the next one shrinks back.
+    func completedIdleBatch() {
+        guard pacing.idle, let needed = pacing.quietNeeded else { return }
+        pacing.quietNeeded = needed / 2 <= options.idleBatchBudget ? nil : needed / 2
+    }
+
     /// After an idle batch that gave way to a client (rolled back): the next batch runs with
-    /// the normal budget, sized for it.
+    /// the normal budget, sized for it, and the next idle batch waits for twice the quiet.
     func gaveWay(_ step: TaskStep) {
         pacing.yielded += 1
+        pacing.quietNeeded = min(quietNeeded * 2, options.idleBatchBudget * 32)
         if pacing.idle {
             pacing.idle = false
             let ratio = options.batchBudget / options.idleBatchBudget

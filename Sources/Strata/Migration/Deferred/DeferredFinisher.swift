@@ -58,9 +58,15 @@ struct DeferredFinisher {
         var paused: Duration = .zero
         /// The pacing taken from ``FinishOptions/livePacing`` (nil: the options' own).
         var current: FinishPacing?
-        /// The batch in flight is an idle batch: no client call was in flight when it began
-        /// (``FinishOptions/clientsActive``), so it has ``FinishOptions/idleBatchBudget``.
+        /// The batch in flight is an idle batch: no client call was in flight when it began,
+        /// nor recently (``FinishOptions/clientsActive``, ``FinishOptions/clientsQuiet``), so it
+        /// has ``FinishOptions/idleBatchBudget``.
         var idle = false
+        /// Batches begun as idle batches.
+        var idleBatches = 0
+        /// How long the clients must have been quiet before an idle batch begins (nil: one
+        /// ``FinishOptions/idleBatchBudget``); see ``FinishOptions/clientsQuiet``.
+        var quietNeeded: Duration?
         /// Idle batches that gave way to a client.
         var yielded = 0
     }
@@ -117,6 +123,7 @@ struct DeferredFinisher {
         report.seconds = (ContinuousClock.now - start).seconds
         report.pauseSeconds = pacing.paused.seconds
         report.batchesYielded = pacing.yielded
+        report.idleBatches = pacing.idleBatches
         report.longestLockHolds = lockHolds.milliseconds
         logLockHolds()
         if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }

@@ -33,6 +33,14 @@ public struct FinishOptions: Sendable {
     /// aborts the batch (rolled back, run again at the normal size), so that the client waits
     /// about as long as behind a batch of ``batchBudget``.
     public var clientsActive: (@Sendable () -> Bool)?
+    /// How long no client call has been in flight for the store (zero while one is; cheap, must
+    /// not sleep; nil: unknown, an idle batch may begin as soon as ``clientsActive`` answers
+    /// false). Clients that call every few milliseconds are never in flight between two calls,
+    /// yet each arrival would abort an idle batch begun in the gap and throw its work away. So a
+    /// batch begins as an idle batch only after the clients have been quiet for one
+    /// ``idleBatchBudget``, a wait that doubles each time an idle batch gives way (at most 32
+    /// budgets) and halves again with each idle batch that runs to its end.
+    public var clientsQuiet: (@Sendable () -> Duration)?
     /// The time budget of a batch while no client call is in flight (see ``clientsActive``;
     /// default 250 ms).
     public var idleBatchBudget: Duration
@@ -41,13 +49,15 @@ public struct FinishOptions: Sendable {
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
                 maxTasks: Int? = nil, shouldContinue: @escaping @Sendable () -> Bool = { true },
                 interruptRequested: @escaping @Sendable () -> Bool = { false },
-                clientsActive: (@Sendable () -> Bool)? = nil, idleBatchBudget: Duration = .milliseconds(250)) {
+                clientsActive: (@Sendable () -> Bool)? = nil, clientsQuiet: (@Sendable () -> Duration)? = nil,
+                idleBatchBudget: Duration = .milliseconds(250)) {
         self.batchBudget = batchBudget
         self.pauseBetweenBatches = pauseBetweenBatches
         self.maxTasks = maxTasks
         self.shouldContinue = shouldContinue
         self.interruptRequested = interruptRequested
         self.clientsActive = clientsActive
+        self.clientsQuiet = clientsQuiet
         self.idleBatchBudget = max(idleBatchBudget, batchBudget)
     }
 }

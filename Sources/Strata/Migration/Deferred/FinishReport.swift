@@ -19,6 +19,9 @@ public struct FinishReport: Sendable, Hashable, Codable {
     /// Idle batches that gave way to a client's arrival (rolled back and run again at the
     /// normal size; see ``FinishOptions/clientsActive``).
     public var batchesYielded: Int = 0
+    /// Batches begun as idle batches (with ``FinishOptions/idleBatchBudget``), those that gave
+    /// way included.
+    public var idleBatches: Int = 0
     /// The longest hold of the store's write lock by each step of the run, in milliseconds,
     /// by step name (`copy batch`, `sorted build`, `swap`, `drop batch`, `vacuum batch`, …):
     /// the longest a client can have waited behind the work, and which step made it wait.
