@@ -123,6 +123,31 @@ struct DeferredIdleBatchTests {
         try store.close()
     }
 
+    @Test("a client's arrival aborts an idle vacuum batch between two of its steps")
+    func clientArrivalAbortsAnIdleVacuumBatch() async throws {
+        let rows = 100_000
+        let directory = TemporaryDirectory("idle")
+        let store = try Self.store(rows: rows, in: directory)
+        // Once the vacuum has run a batch (its progress reported), the next batch begins idle
+        // (the first question) and a client arrives while it runs (the second). Each of the
+        // vacuum's `PRAGMA incremental_vacuum(64)` steps is too short for SQLite's progress
+        // handler: the arrival is seen between two steps, or not at all.
+        let vacuuming = Atomic<Bool>(false)
+        let asked = Atomic<Int>(0)
+        let options = FinishOptions(batchBudget: .milliseconds(1), clientsActive: {
+            vacuuming.load(ordering: .relaxed) && asked.add(1, ordering: .relaxed).newValue == 2
+        }, idleBatchBudget: .milliseconds(50))
+        let report = try await store.finishDeferredMigration(options) { progress in
+            if progress.task.kind == .incrementalVacuum { vacuuming.store(true, ordering: .relaxed) }
+        }
+        #expect(asked.load(ordering: .relaxed) >= 2, "the vacuum ran one batch only")
+        #expect(report.batchesYielded == 1)
+        try Self.check(store, rows: rows)
+        let free = try await store.database.read { db in try Int.fetchOne(db, sql: "PRAGMA freelist_count") }
+        #expect(free == 0)
+        try store.close()
+    }
+
     @Test("idleBatchBudget is never below batchBudget")
     func idleBudgetFloor() {
         let options = FinishOptions(batchBudget: .milliseconds(50), idleBatchBudget: .milliseconds(10))

@@ -70,6 +70,17 @@ final class BatchInterrupter: Sendable {
         }
     }
 
+    /// The progress handler's check, made by a batch between two of its statements. SQLite
+    /// counts a statement's instructions from zero, so a batch of many short statements (the
+    /// vacuum's `PRAGMA incremental_vacuum(64)` steps: a few instructions, each moving pages)
+    /// may never reach the handler's interval; such a batch calls this between them.
+    ///
+    /// - Throws: `SQLITE_INTERRUPT`, as an interrupted statement would (the batch rolls back).
+    func checkBetweenStatements() throws {
+        guard shouldInterrupt() else { return }
+        throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: "interrupted between two statements of a batch")
+    }
+
     private func shouldInterrupt() -> Bool {
         let yieldIf = state.withLock { state in state.armed && !state.fired && !state.overran && !state.yielded ? state.yieldIf : nil }
         if let yieldIf, yieldIf() {

@@ -186,6 +186,9 @@ extension DeferredFinisher {
                 var moved = 0
                 var free = 0
                 repeat {
+                    // A step is a few VM instructions, too few for SQLite's progress handler:
+                    // a client's arrival, a stop or an overrun is checked between steps.
+                    if moved > 0 { try step.session.interrupter?.checkBetweenStatements() }
                     let n = min(Self.vacuumStep, pages - moved)
                     try db.execute(sql: "PRAGMA incremental_vacuum(\(n))")
                     moved += n
