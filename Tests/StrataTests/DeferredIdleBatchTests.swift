@@ -148,6 +148,40 @@ struct DeferredIdleBatchTests {
         try store.close()
     }
 
+    @Test("another process's commits between batches keep batches from being idle, as a client's calls do",
+          arguments: [false, true])
+    func otherProcessesWritesCountAsCalls(writing: Bool) async throws {
+        let rows = 60_000
+        let directory = TemporaryDirectory("idle")
+        let store = try Self.store(rows: rows, in: directory)
+        // Another connection to the file (another process, as far as the store can tell)
+        // renames one item after every batch; no call of the store's own clients is ever in
+        // flight, and they have been quiet for ever.
+        let other = try DatabaseQueue(path: directory.file("store.sqlite").path)
+        let writes = Atomic<Int>(0)
+        let options = FinishOptions(batchBudget: .milliseconds(2), clientsActive: { false }, clientsQuiet: { .seconds(3600) },
+                                    idleBatchBudget: .milliseconds(100))
+        let report = try await store.finishDeferredMigration(options) { _ in
+            guard writing else { return }
+            let n = writes.add(1, ordering: .relaxed).newValue
+            try? other.write { db in try db.execute(sql: "UPDATE Item SET name = ? WHERE _pk = 7", arguments: ["renamed \(n)"]) }
+        }
+        if writing {
+            // The first batch begins idle (nothing was written before it), and so does the
+            // next: the other connection's commit is seen when that batch starts on the writer.
+            // None after it.
+            #expect(writes.load(ordering: .relaxed) > 3)
+            #expect(report.idleBatches <= 2, "idle \(report.idleBatches) of \(report.batches)")
+        } else {
+            #expect(report.idleBatches > 3, "idle \(report.idleBatches) of \(report.batches)")
+        }
+        try Self.check(store, rows: rows)
+        let name = try await store.database.read { db in try String.fetchOne(db, sql: "SELECT name FROM Item WHERE _pk = 7") }
+        #expect(name == (writing ? "renamed \(writes.load(ordering: .relaxed))" : "item 7"))
+        try other.close()
+        try store.close()
+    }
+
     @Test("idleBatchBudget is never below batchBudget")
     func idleBudgetFloor() {
         let options = FinishOptions(batchBudget: .milliseconds(50), idleBatchBudget: .milliseconds(10))

@@ -51,13 +51,15 @@ extension DeferredFinisher {
 
     /// Picks the next batch's budget: ``FinishOptions/idleBatchBudget`` while no client call
     /// is in flight (``FinishOptions/clientsActive``) and none was for a while
-    /// (``FinishOptions/clientsQuiet``, ``quietNeeded``), ``FinishOptions/batchBudget``
-    /// otherwise. A change of budget rescales the batch size by the ratio of the budgets at
+    /// (``FinishOptions/clientsQuiet``, ``quietNeeded``), nor any other process's commit
+    /// (``noteExternalWrites(_:)``), ``FinishOptions/batchBudget`` otherwise. A change of budget rescales the batch size by the ratio of the budgets at
     /// once, so that the first batch after a client's arrival is sized for the normal budget.
     func beginBatch(_ step: TaskStep) {
         var idle = false
         if let active = options.clientsActive, !active() {
-            idle = options.clientsQuiet.map { $0() >= quietNeeded } ?? true
+            let needed = quietNeeded
+            idle = (options.clientsQuiet.map { $0() >= needed } ?? true)
+                && (pacing.externalWrite.map { ContinuousClock.now - $0 >= needed } ?? true)
         }
         if idle { pacing.idleBatches += 1 }
         guard idle != pacing.idle else { return }

@@ -67,6 +67,10 @@ struct DeferredFinisher {
         /// How long the clients must have been quiet before an idle batch begins (nil: one
         /// ``FinishOptions/idleBatchBudget``); see ``FinishOptions/clientsQuiet``.
         var quietNeeded: Duration?
+        /// The writer's `PRAGMA data_version` at the start of the last batch, and when it last
+        /// changed: another connection (another process) committed to the store in between.
+        var dataVersion: Int?
+        var externalWrite: ContinuousClock.Instant?
         /// Idle batches that gave way to a client.
         var yielded = 0
     }
@@ -199,6 +203,7 @@ struct DeferredFinisher {
 
     /// One batch transaction on `db` (already the writer, outside a transaction).
     func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, _ body: () throws -> T) throws -> T {
+        noteExternalWrites(db)
         if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
         lastCommit.value = nil
@@ -228,6 +233,18 @@ struct DeferredFinisher {
                                             yieldIf: pacing.idle ? options.clientsActive : nil) { disarm in try run(disarm) }
         }
         return try run {}
+    }
+
+    /// Notes a commit to the store by another connection since the last batch: another
+    /// process writing it, whose calls ``FinishOptions/clientsActive`` cannot see. Its writes
+    /// can only fall between two batches, and `PRAGMA data_version` on the writer changes
+    /// exactly then. Idle batches wait for the same quiet spell after it as after a client's
+    /// call (``beginBatch(_:)``).
+    func noteExternalWrites(_ db: Database) {
+        guard options.clientsActive != nil,
+              let version = try? Int.fetchOne(db.cachedStatement(sql: "PRAGMA main.data_version")) else { return }
+        if let last = pacing.dataVersion, last != version { pacing.externalWrite = ContinuousClock.now }
+        pacing.dataVersion = version
     }
 
     /// Runs `body` on the store's writer connection, noting in the log any hold of the write

@@ -39,7 +39,8 @@ public struct FinishOptions: Sendable {
     /// yet each arrival would abort an idle batch begun in the gap and throw its work away. So a
     /// batch begins as an idle batch only after the clients have been quiet for one
     /// ``idleBatchBudget``, a wait that doubles each time an idle batch gives way (at most 32
-    /// budgets) and halves again with each idle batch that runs to its end.
+    /// budgets) and halves again with each idle batch that runs to its end. Commits by other
+    /// processes count too: the finisher sees them (`PRAGMA data_version`) at its next batch.
     public var clientsQuiet: (@Sendable () -> Duration)?
     /// The time budget of a batch while no client call is in flight (see ``clientsActive``;
     /// default 250 ms).
