@@ -58,8 +58,13 @@ extension DeferredFinisher {
         var idle = false
         if let active = options.clientsActive, !active() {
             let needed = quietNeeded
-            idle = (options.clientsQuiet.map { $0() >= needed } ?? true)
-                && (pacing.externalWrite.map { ContinuousClock.now - $0 >= needed } ?? true)
+            idle = options.clientsQuiet.map { $0() >= needed } ?? true
+            if idle {
+                // Another process may have committed since the last batch: look now, on the
+                // writer, so that this batch is not idle if it did.
+                try? store.database.writeWithoutTransaction { db in noteExternalWrites(db) }
+                idle = pacing.externalWrite.map { ContinuousClock.now - $0 >= needed } ?? true
+            }
         }
         if idle { pacing.idleBatches += 1 }
         guard idle != pacing.idle else { return }

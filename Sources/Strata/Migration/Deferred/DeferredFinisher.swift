@@ -235,11 +235,12 @@ struct DeferredFinisher {
         return try run {}
     }
 
-    /// Notes a commit to the store by another connection since the last batch: another
-    /// process writing it, whose calls ``FinishOptions/clientsActive`` cannot see. Its writes
-    /// can only fall between two batches, and `PRAGMA data_version` on the writer changes
-    /// exactly then. Idle batches wait for the same quiet spell after it as after a client's
-    /// call (``beginBatch(_:)``).
+    /// Notes a commit to the store by another connection since the writer last looked:
+    /// another process writing it, whose calls ``FinishOptions/clientsActive`` cannot see. Its
+    /// writes can only fall between two batches, and `PRAGMA data_version` on the writer
+    /// changes exactly then. Looked at before a batch would begin idle (``beginBatch(_:)``)
+    /// and at the start of every batch; idle batches wait for the same quiet spell after
+    /// another process's commit as after a client's call.
     func noteExternalWrites(_ db: Database) {
         guard options.clientsActive != nil,
               let version = try? Int.fetchOne(db.cachedStatement(sql: "PRAGMA main.data_version")) else { return }
