@@ -157,7 +157,9 @@ struct DeferredIdleBatchTests {
         // Another connection to the file (another process, as far as the store can tell)
         // renames one item after every batch; no call of the store's own clients is ever in
         // flight, and they have been quiet for ever.
-        let other = try DatabaseQueue(path: directory.file("store.sqlite").path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let other = try DatabaseQueue(path: directory.file("store.sqlite").path, configuration: configuration)
         let writes = Atomic<Int>(0)
         let options = FinishOptions(batchBudget: .milliseconds(2), clientsActive: { false }, clientsQuiet: { .seconds(3600) },
                                     idleBatchBudget: .milliseconds(100))
@@ -167,11 +169,14 @@ struct DeferredIdleBatchTests {
             try? other.write { db in try db.execute(sql: "UPDATE Item SET name = ? WHERE _pk = 7", arguments: ["renamed \(n)"]) }
         }
         if writing {
-            // At most the first batch begins idle (if nothing was written before it): before
-            // each batch the writer looks for another connection's commits, and there is one
-            // after every batch.
+            // Before each batch the writer looks for another connection's commits, and there
+            // is one after every batch that reports progress: on a quiet machine only the first
+            // batch begins idle. On a loaded one a batch that overran (rolled back, no report)
+            // can outlast the 100 ms spell, and the next one is rightly idle: a few in a
+            // hundred. Without the look, nearly every batch is idle (14 of 18 in a loaded run
+            // that only looked inside the batch).
             #expect(writes.load(ordering: .relaxed) > 3)
-            #expect(report.idleBatches <= 1, "idle \(report.idleBatches) of \(report.batches)")
+            #expect(report.idleBatches * 10 <= report.batches, "idle \(report.idleBatches) of \(report.batches)")
         } else {
             #expect(report.idleBatches > 3, "idle \(report.idleBatches) of \(report.batches)")
         }
