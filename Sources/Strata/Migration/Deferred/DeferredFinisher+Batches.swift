@@ -52,8 +52,9 @@ extension DeferredFinisher {
     /// Picks the next batch's budget: ``FinishOptions/idleBatchBudget`` while no client call
     /// is in flight (``FinishOptions/clientsActive``) and none was for a while
     /// (``FinishOptions/clientsQuiet``, ``quietNeeded``), nor any other process's commit
-    /// (``noteExternalWrites(_:)``), ``FinishOptions/batchBudget`` otherwise. A change of budget rescales the batch size by the ratio of the budgets at
-    /// once, so that the first batch after a client's arrival is sized for the normal budget.
+    /// (``noteExternalWrites(_:)``), ``FinishOptions/batchBudget`` otherwise. A change of
+    /// budget rescales the batch size by the ratio of the budgets at once, so that the first
+    /// batch after a client's arrival is sized for the normal budget.
     func beginBatch(_ step: TaskStep) {
         var idle = false
         if let active = options.clientsActive, !active() {

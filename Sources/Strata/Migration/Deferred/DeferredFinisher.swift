@@ -67,9 +67,10 @@ struct DeferredFinisher {
         /// How long the clients must have been quiet before an idle batch begins (nil: one
         /// ``FinishOptions/idleBatchBudget``); see ``FinishOptions/clientsQuiet``.
         var quietNeeded: Duration?
-        /// The writer's `PRAGMA data_version` at the start of the last batch, and when it last
-        /// changed: another connection (another process) committed to the store in between.
+        /// The writer's `PRAGMA data_version` when it last looked (``noteExternalWrites(_:)``).
         var dataVersion: Int?
+        /// When the writer last saw it change: another connection (another process) had
+        /// committed to the store.
         var externalWrite: ContinuousClock.Instant?
         /// Idle batches that gave way to a client.
         var yielded = 0

@@ -40,7 +40,7 @@ public struct FinishOptions: Sendable {
     /// batch begins as an idle batch only after the clients have been quiet for one
     /// ``idleBatchBudget``, a wait that doubles each time an idle batch gives way (at most 32
     /// budgets) and halves again with each idle batch that runs to its end. Commits by other
-    /// processes count too: the finisher sees them (`PRAGMA data_version`) at its next batch.
+    /// processes count too: the finisher looks for them (`PRAGMA data_version`) before each batch.
     public var clientsQuiet: (@Sendable () -> Duration)?
     /// The time budget of a batch while no client call is in flight (see ``clientsActive``;
     /// default 250 ms).
