@@ -162,11 +162,11 @@ extension DeferredFinisher {
         }
         // 1. Sort the table's entries into runs (the buffer reads the store: no lock), a run at a time.
         if build.collected != Int64.max {
-            // Runs long enough that the table fits in `maxRuns` of them (rowid span: the b-tree's two ends).
-            let table = quoteIdentifier(build.table)
-            let span = try await store.database.read { db in
-                try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \(table)") ?? 0
-            }
+            // Runs long enough that the table fits in `maxRuns` of them (rowid span: the b-tree's
+            // two ends; `max(rowid) - min(rowid)` in one SELECT scanned the whole table, 0.57 s at
+            // 4M rows, before the first run was sorted).
+            let table = build.table
+            let span = try await store.database.read { db in try TableStatistics.estimatedRows(table, db) }
             let runSize = IndexSortBuffer.runSize(forRows: span)
             while true {
                 guard await mayContinue() else { return nil }
