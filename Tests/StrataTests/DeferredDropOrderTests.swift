@@ -17,16 +17,8 @@ struct DeferredDropOrderTests {
         let directory = TemporaryDirectory("drop-order")
         // Notes of 200 characters, dropped by v2: the old table is several times the new
         // one, so most of its pages lie above the file's final size.
+        let store = try DeferredIdleBatchTests.store(rows: rows, in: directory, note: "printf('%200d', i)")
         let url = directory.file("store.sqlite")
-        let old = try PersistentStore.open(at: url, model: DeferredIdleBatchTests.v1)
-        try await old.database.writeWithoutTransaction { db in
-            try db.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                INSERT INTO Item (_pk, name, rank, note) SELECT i, 'item ' || i, i % 13, printf('%200d', i) FROM n
-                """, arguments: [rows])
-        }
-        try old.close()
-        let store = try PersistentStore.open(at: url, model: DeferredIdleBatchTests.v2, options: StoreOptions(migration: .deferred))
         // The rewrite (the swap leaves the old table to drop) and the drop; not the vacuum.
         let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5), maxTasks: 2))
         #expect(report.tasksFinished == 2)

@@ -18,13 +18,14 @@ struct DeferredIdleBatchTests {
     ])
 
     /// A store of `rows` items at v1, opened at v2 with deferral (a rewrite and its drops pending).
-    static func store(rows: Int, in directory: TemporaryDirectory) throws -> PersistentStore {
+    /// `note` is the SQL of each item's note (the column v2 drops), over the row number `i`.
+    static func store(rows: Int, in directory: TemporaryDirectory, note: String = "'note ' || i") throws -> PersistentStore {
         let url = directory.file("store.sqlite")
         let old = try PersistentStore.open(at: url, model: v1)
         try old.database.writeWithoutTransaction { db in
             try db.execute(sql: """
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                INSERT INTO Item (_pk, name, rank, note) SELECT i, 'item ' || i, i % 13, 'note ' || i FROM n
+                INSERT INTO Item (_pk, name, rank, note) SELECT i, 'item ' || i, i % 13, \(note) FROM n
                 """, arguments: [rows])
         }
         try old.close()
