@@ -77,20 +77,16 @@ struct DemoTests {
         daemon.executableURL = URL(fileURLWithPath: Paths.stratad)
         daemon.arguments = ["--config", "config/stratad.yaml"]
         daemon.currentDirectoryURL = demo.sandbox.directory
-        let log = Pipe()
-        daemon.standardError = log
-        daemon.standardOutput = log
-        let captured = Mutex(Data())
-        log.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            captured.withLock { $0.append(data) }
-        }
+        let log = PipeCapture()
+        daemon.standardError = log.pipe
+        daemon.standardOutput = log.pipe
         try daemon.run()
+        log.start()
         defer {
             if daemon.isRunning { daemon.terminate(); daemon.waitUntilExit() }
         }
         try await waitForSocket(demo.sandbox.path("var/run/admin.sock"))
-        var daemonLog: String { String(decoding: captured.withLock { $0 }, as: UTF8.self) }
+        var daemonLog: String { log.text }
 
         // The migration at start left the cleanup pending.
         let console = Console()

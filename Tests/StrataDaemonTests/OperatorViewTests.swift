@@ -59,16 +59,12 @@ struct OperatorViewTests {
         let first = Process()
         first.executableURL = URL(fileURLWithPath: Paths.stratactl)
         first.arguments = ["finish-deferred", "load", "--wait", "--now", "--socket", sandbox.adminSocket]
-        let output = Pipe()
-        first.standardOutput = output
-        first.standardError = output
-        let printed = Mutex(Data())
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            printed.withLock { $0.append(data) }
-        }
+        let output = PipeCapture()
+        first.standardOutput = output.pipe
+        first.standardError = output.pipe
         try first.run()
-        var text: String { String(decoding: printed.withLock { $0 }, as: UTF8.self) }
+        output.start()
+        var text: String { output.text }
         let deadline = ContinuousClock.now + .seconds(60)
         while text.components(separatedBy: "load task ").count < 3, ContinuousClock.now < deadline, first.isRunning {
             try await Task.sleep(for: .milliseconds(20))
@@ -76,7 +72,6 @@ struct OperatorViewTests {
         try #require(text.components(separatedBy: "load task ").count >= 3, "no progress: \(text)\n\(daemon.log)")
         first.interrupt()
         first.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
         #expect(first.terminationStatus == 130, "\(text)")
         #expect(text.contains("detached: the deferred work goes on in the daemon; `stratactl finish-deferred load --wait` follows it again"), "\(text)")
 

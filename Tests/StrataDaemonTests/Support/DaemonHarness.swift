@@ -155,9 +155,7 @@ final class NotifyListener: @unchecked Sendable {
 /// it kills the process: no test leaves a daemon behind.
 final class DaemonProcess: @unchecked Sendable {
     let process = Process()
-    let output = Pipe()
-    private let lock = NSLock()
-    private var captured = Data()
+    let output = PipeCapture()
 
     /// - Parameter wrapper: a command that runs stratad (its path and arguments are appended).
     init(config: String, environment: [String: String] = [:], wrapper: [String] = []) throws {
@@ -167,25 +165,20 @@ final class DaemonProcess: @unchecked Sendable {
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM"] { env[key] = nil }
         env.merge(environment) { $1 }
         process.environment = env
-        process.standardOutput = output
-        process.standardError = output
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            self.lock.lock(); self.captured.append(data); self.lock.unlock()
-        }
+        process.standardOutput = output.pipe
+        process.standardError = output.pipe
         try process.run()
+        output.start()
     }
 
     deinit {
-        output.fileHandleForReading.readabilityHandler = nil
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
 
-    var log: String { lock.lock(); defer { lock.unlock() }; return String(decoding: captured, as: UTF8.self) }
+    var log: String { output.text }
 
     /// Whether the log contains `text` within `timeout`: the daemon's output reaches the test
     /// through a pipe, after the reply a test may already have read.

@@ -24,7 +24,8 @@ final class Litestream: @unchecked Sendable {
     let config: String
     private var process: Process?
     private let lock = NSLock()
-    private var captured = Data()
+    /// What each start printed.
+    private var outputs: [PipeCapture] = []
 
     /// Writes a configuration replicating each `(store, replica directory)` to a file
     /// replica with the given sync interval.
@@ -44,20 +45,16 @@ final class Litestream: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(Self.executable))
         process.arguments = ["replicate", "-config", config]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            self.lock.lock(); self.captured.append(data); self.lock.unlock()
-        }
+        let output = PipeCapture()
+        process.standardOutput = output.pipe
+        process.standardError = output.pipe
         try process.run()
-        lock.lock(); self.process = process; lock.unlock()
+        output.start()
+        lock.lock(); self.process = process; outputs.append(output); lock.unlock()
     }
 
     /// Everything it printed.
-    var log: String { lock.lock(); defer { lock.unlock() }; return String(decoding: captured, as: UTF8.self) }
+    var log: String { lock.lock(); defer { lock.unlock() }; return outputs.map(\.text).joined() }
 
     /// SIGKILL (a crash): nothing is flushed.
     func kill() {
