@@ -63,7 +63,7 @@ extension DeferredFinisher {
             if idle {
                 // Another process may have committed since the last batch: look now, on the
                 // writer, so that this batch is not idle if it did.
-                try? store.database.writeWithoutTransaction { db in noteExternalWrites(db) }
+                store.database.writeWithoutTransaction { db in noteExternalWrites(db) }
                 idle = pacing.externalWrite.map { ContinuousClock.now - $0 >= needed } ?? true
             }
         }

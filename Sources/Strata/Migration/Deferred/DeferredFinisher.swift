@@ -203,7 +203,11 @@ struct DeferredFinisher {
     }
 
     /// One batch transaction on `db` (already the writer, outside a transaction).
-    func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, _ body: () throws -> T) throws -> T {
+    ///
+    /// An interruptible batch runs until 1.5 budgets (``currentBudget``) unless `limit` says
+    /// otherwise.
+    func inBatchTransaction<T>(_ session: Session, _ db: Database, interruptible: Bool, limit: Duration? = nil,
+                               _ body: () throws -> T) throws -> T {
         noteExternalWrites(db)
         if session.synchronous > 1 { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         defer { if session.synchronous > 1 { try? db.execute(sql: "PRAGMA synchronous = \(session.synchronous)") } }
@@ -230,7 +234,7 @@ struct DeferredFinisher {
             return result
         }
         if interruptible, let interrupter = session.interrupter {
-            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : currentBudget * 1.5,
+            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : limit ?? currentBudget * 1.5,
                                             yieldIf: pacing.idle ? options.clientsActive : nil) { disarm in try run(disarm) }
         }
         return try run {}
