@@ -49,12 +49,17 @@ struct DeferredCommand: AsyncParsableCommand {
         @Argument(help: "The store file.") var store: String
         @Option(name: .customLong("batch-ms"), help: "Time budget of one batch, in milliseconds (1 to 60000).") var batchMilliseconds = 20
         @Option(name: .customLong("pause-ms"), help: "Pause after each batch, in milliseconds (0 to 60000).") var pauseMilliseconds = 0
+        @Option(name: .customLong("idle-batch-ms"), help: ArgumentHelp(
+            "Batch budget while no other process writes the store, in milliseconds (0: off, up to 10000).",
+            discussion: "For a store nothing else is using (its service stopped): batches may take this long, and an added index is built at once by SQLite's CREATE INDEX (up to 8 times this). Other processes' commits are watched for between batches; after one, batches keep to --batch-ms for a while, but that process's first write may wait for the batch in flight."))
+        var idleBatchMilliseconds = 0
         @Flag(name: .customLong("one"), help: "Finish only the next task.") var onlyOne = false
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             guard (1...60_000).contains(batchMilliseconds) else { throw ValidationError("--batch-ms must be between 1 and 60000 (got \(batchMilliseconds))") }
             guard (0...60_000).contains(pauseMilliseconds) else { throw ValidationError("--pause-ms must be between 0 and 60000 (got \(pauseMilliseconds))") }
+            guard (0...10_000).contains(idleBatchMilliseconds) else { throw ValidationError("--idle-batch-ms must be between 0 and 10000 (got \(idleBatchMilliseconds))") }
         }
 
         func run() async throws {
@@ -65,8 +70,14 @@ struct DeferredCommand: AsyncParsableCommand {
                 store = try PersistentStore.open(at: url, model: metadata.model, options: StoreOptions(createIfMissing: false))
             } catch { throw ExitStatus.fail(error) }
             let bar = ProgressBar(enabled: !output.json)
-            let options = FinishOptions(batchBudget: .milliseconds(batchMilliseconds), pauseBetweenBatches: .milliseconds(pauseMilliseconds),
+            var options = FinishOptions(batchBudget: .milliseconds(batchMilliseconds), pauseBetweenBatches: .milliseconds(pauseMilliseconds),
                                         maxTasks: onlyOne ? 1 : nil)
+            if idleBatchMilliseconds > batchMilliseconds {
+                // Nobody calls through this process: every batch may be idle, unless another
+                // process's commit was seen (the finisher looks before each batch).
+                options.clientsActive = { false }
+                options.idleBatchBudget = .milliseconds(idleBatchMilliseconds)
+            }
             let report: FinishReport
             do {
                 report = try await store.finishDeferredMigration(options) { progress in
@@ -76,7 +87,7 @@ struct DeferredCommand: AsyncParsableCommand {
             bar.finish()
             if output.json {
                 try printJSON(["tasksFinished": report.tasksFinished, "tasksRemaining": report.tasksRemaining, "rowsProcessed": report.rowsProcessed,
-                               "batches": report.batches, "seconds": report.seconds, "stoppedEarly": report.stoppedEarly])
+                               "batches": report.batches, "idleBatches": report.idleBatches, "seconds": report.seconds, "stoppedEarly": report.stoppedEarly])
             } else {
                 print("finished \(report.tasksFinished) task(s), \(report.rowsProcessed) rows in \(report.batches) batches, \(String(format: "%.2f", report.seconds)) s; \(report.tasksRemaining) remaining")
             }

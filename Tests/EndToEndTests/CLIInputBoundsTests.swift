@@ -91,6 +91,7 @@ struct CLIInputBoundsTests {
 
     @Test("deferred finish refuses batch and pause values out of range (exit 2)", arguments: [
         ["--batch-ms", "0"], ["--batch-ms", "9223372036854775807"], ["--pause-ms=-1"], ["--pause-ms", "60001"],
+        ["--idle-batch-ms=-1"], ["--idle-batch-ms", "10001"],
     ])
     func finishOptionsAreRanged(options: [String]) async throws {
         let fixture = try CLIFixture()

@@ -85,10 +85,10 @@ struct DeferredCrashTests {
     }
 
     /// Runs `stratactl deferred finish` with a crash point; returns the termination signal (0 if it exited).
-    static func finish(_ url: URL, faultPoint: String?, killAfter: Duration? = nil) throws -> (status: Int32, signaled: Bool) {
+    static func finish(_ url: URL, faultPoint: String?, killAfter: Duration? = nil, options: [String] = []) throws -> (status: Int32, signaled: Bool) {
         let process = Process()
         process.executableURL = stratactl
-        process.arguments = ["deferred", "finish", url.path, "--batch-ms", "1", "--pause-ms", "1", "--json"]
+        process.arguments = ["deferred", "finish", url.path, "--batch-ms", "1", "--pause-ms", "1", "--json"] + options
         var environment = ProcessInfo.processInfo.environment
         if let faultPoint { environment["STRATA_FAULT_POINT"] = faultPoint }
         process.environment = environment
@@ -188,6 +188,49 @@ struct DeferredCrashTests {
         #expect(!resumed.signaled && resumed.status == 0)
         try Self.verifyRows(fixture, url)
         try Self.verifyFinished(fixture, url)
+    }
+
+    @Test("SIGKILL inside an index built at once (--idle-batch-ms): every row stays and finishing completes",
+          arguments: [Fixture.rewrite, Fixture.indexes])
+    func killInsideAnIndexBuiltAtOnce(_ fixture: Fixture) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
+        let directory = TemporaryFolder()
+        let url = try Self.pendingStore(fixture, in: directory.url)
+        let crashed = try Self.finish(url, faultPoint: "index.atOnce", options: ["--idle-batch-ms", "250"])
+        #expect(crashed.signaled && crashed.status == SIGKILL, "\(fixture): the child was expected to die by SIGKILL at index.atOnce")
+        try Self.verifyRows(fixture, url)
+        #expect(!(try PersistentStore.pendingDeferredWork(at: url)).isEmpty)
+        let resumed = try Self.finish(url, faultPoint: nil, options: ["--idle-batch-ms", "250"])
+        #expect(!resumed.signaled && resumed.status == 0)
+        try Self.verifyRows(fixture, url)
+        try Self.verifyFinished(fixture, url)
+    }
+
+    @Test("deferred finish --idle-batch-ms runs idle batches and finishes to a fresh store's schema; without it, none")
+    func idleBatchesOffline() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
+        for idle in [true, false] {
+            let directory = TemporaryFolder()
+            let url = try Self.pendingStore(.rewrite, in: directory.url)
+            let process = Process()
+            process.executableURL = Self.stratactl
+            process.arguments = ["deferred", "finish", url.path, "--json"] + (idle ? ["--idle-batch-ms", "250"] : [])
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
+            let idleBatches = try #require(report["idleBatches"] as? Int)
+            let batches = try #require(report["batches"] as? Int)
+            #expect(idle ? idleBatches > 0 : idleBatches == 0, "\(report)")
+            #expect(batches > 0)
+            #expect(report["tasksRemaining"] as? Int == 0)
+            try Self.verifyRows(.rewrite, url)
+            try Self.verifyFinished(.rewrite, url)
+        }
     }
 
     @Test("SIGKILL while a grown WAL is cut back in steps: every row stays and finishing completes")

@@ -29,10 +29,11 @@ final class RawVarlinkSocket: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else {
-            Glibc.close(fd)
-            return nil
-        }
+        // No close here: a failable initializer that returns nil after every stored property
+        // is set still runs `deinit`, which closes the descriptor. Closing it here too closed
+        // it twice, and the second close could take a descriptor another test had just opened
+        // under the same number (a store file read in `StoreFile.check` failed with EBADF).
+        guard connected == 0 else { return nil }
         let seconds = receiveTimeout.components.seconds
         var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(receiveTimeout.components.attoseconds / 1_000_000_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
