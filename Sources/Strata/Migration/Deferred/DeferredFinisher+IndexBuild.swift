@@ -114,7 +114,7 @@ extension DeferredFinisher {
         do {
             try writer("build index at once") { db in
                 try db.execute(sql: "PRAGMA cache_size = -\(Self.atOnceSorterKiB)")
-                defer { try? db.execute(sql: "PRAGMA cache_size = -65536") }
+                defer { try? db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)") }
                 try inBatchTransaction(step.session, db, interruptible: true, limit: limit) {
                     try db.execute(sql: store.layout.createIndexSQL(named))
                     FaultInjection.point("index.atOnce")

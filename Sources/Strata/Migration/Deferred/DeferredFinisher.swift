@@ -143,12 +143,15 @@ struct DeferredFinisher {
 
     /// A larger page cache for the writer (copies touch many pages) and checkpoints moved off
     /// the writer (``WALCheckpointer``), for the run.
+    /// The writer's page cache while deferred work runs (`PRAGMA cache_size` in KiB).
+    static let cacheKiB = 65536
+
     private func beginSession() throws -> Session {
         let session = Session()
         try store.database.writeWithoutTransaction { db in
             session.cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
             session.synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
-            try db.execute(sql: "PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)")
         }
         // A replicated store's checkpoints are its replicator's (WALCheckpointing.external).
         if store.options.walCheckpointing == .strata { session.checkpointer = try? WALCheckpointer(store: store) }
