@@ -54,8 +54,10 @@ extension DeferredFinisher {
     /// (``FinishOptions/clientsQuiet``, ``quietNeeded``), nor any other process's commit
     /// (``noteExternalWrites(_:)``), ``FinishOptions/batchBudget`` otherwise. A change of
     /// budget rescales the batch size by the ratio of the budgets at once, so that the first
-    /// batch after a client's arrival is sized for the normal budget.
-    func beginBatch(_ step: TaskStep) {
+    /// batch after a client's arrival is sized for the normal budget. A batch that is `counted`
+    /// (a write batch) adds to ``FinishReport/idleBatches`` when it begins idle; a verify batch
+    /// (a read snapshot, not one of ``FinishReport/batches``) does not.
+    func beginBatch(_ step: TaskStep, counted: Bool = true) {
         var idle = false
         if let active = options.clientsActive, !active() {
             let needed = quietNeeded
@@ -67,7 +69,7 @@ extension DeferredFinisher {
                 idle = pacing.externalWrite.map { ContinuousClock.now - $0 >= needed } ?? true
             }
         }
-        if idle { pacing.idleBatches += 1 }
+        if idle, counted { pacing.idleBatches += 1 }
         guard idle != pacing.idle else { return }
         let ratio = options.batchBudget / options.idleBatchBudget
         let scale = idle ? 1 / ratio : ratio

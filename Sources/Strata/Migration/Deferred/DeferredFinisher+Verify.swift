@@ -31,7 +31,7 @@ extension DeferredFinisher {
             guard await mayContinue() else { return false }
             // Idle or not, as a write batch would be (``beginBatch(_:)``): a quiet store's
             // check runs in fewer, longer snapshots, with fewer ledger commits and cost delays.
-            beginBatch(step)
+            beginBatch(step, counted: false)
             let batchStart = ContinuousClock.now
             let lower = state.verifiedKey ?? Int64.min
             let range = try compareInSnapshot(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size)
