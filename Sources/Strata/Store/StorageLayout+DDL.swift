@@ -25,6 +25,15 @@ extension StorageLayout {
         return "CREATE TABLE \(quoteIdentifier(name ?? join.name)) (\(columns.joined(separator: ", ")))"
     }
 
+    /// `CREATE [UNIQUE] INDEX` of `index` under another name, on another table (a build's
+    /// temporary index, a rewrite's shadow).
+    func createIndexSQL(_ index: IndexLayout, named name: String, on table: String) -> String {
+        var moved = index
+        moved.name = name
+        moved.table = table
+        return createIndexSQL(moved)
+    }
+
     /// `CREATE [UNIQUE] INDEX`.
     public func createIndexSQL(_ index: IndexLayout, ifNotExists: Bool = false) -> String {
         let columns = index.columns.map { quoteIdentifier($0.name) + ($0.ascending ? "" : " DESC") }

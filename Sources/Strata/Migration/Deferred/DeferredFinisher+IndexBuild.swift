@@ -107,22 +107,18 @@ extension DeferredFinisher {
         beginBatch(step)
         guard pacing.idle else { return false }
         let started = ContinuousClock.now
-        var named = index
-        named.name = name
-        named.table = table
         var next = state
         do {
             try writer("build index at once") { db in
                 try db.execute(sql: "PRAGMA cache_size = -\(Self.atOnceSorterKiB)")
                 defer { try? db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)") }
                 try inBatchTransaction(step.session, db, interruptible: true, limit: limit) {
-                    try db.execute(sql: store.layout.createIndexSQL(named))
+                    try db.execute(sql: store.layout.createIndexSQL(index, named: name, on: table))
                     FaultInjection.point("index.atOnce")
                     next.build = nil
                     try adopted(&next, db)
-                    if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
-                        try DeferredLedger.saveProgress(next, id: step.id, in: db)
-                    }
+                    // (No row left when `adopted` completed the task: the update changes nothing.)
+                    try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 }
             }
         } catch is BatchInterrupter.Yielded {
@@ -428,10 +424,8 @@ extension DeferredFinisher {
             let hasNulls = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(build.nulls)))") ?? true
             if hasNulls { return false }
             try dropTriggers(prefix: "_strata_rw_\(build.container)_", in: db)
-            var named = index
-            named.name = build.name
-            named.table = build.table
-            try IndexRelocation.adopt(table: build.container, asIndex: build.name, on: build.table, sql: store.layout.createIndexSQL(named), in: db)
+            try IndexRelocation.adopt(table: build.container, asIndex: build.name, on: build.table,
+                                      sql: store.layout.createIndexSQL(index, named: build.name, on: build.table), in: db)
             try IndexRelocation.commitSchemaChange(in: db)
             FaultInjection.point("index.adopt")
             next.build = nil
@@ -439,9 +433,8 @@ extension DeferredFinisher {
             for helper in [build.changes, build.nulls] {
                 try dropNowOrLater(helper, summary: "drop table \(helper) (bookkeeping of the build of index \(index.name))", in: db)
             }
-            if try db.tableExists(DeferredLedger.table), try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
-                try DeferredLedger.saveProgress(next, id: step.id, in: db)
-            }
+            // (No row left when `adopted` completed the task: the update changes nothing.)
+            if try db.tableExists(DeferredLedger.table) { try DeferredLedger.saveProgress(next, id: step.id, in: db) }
             return true
         }
         if placed {
@@ -486,10 +479,7 @@ extension DeferredFinisher {
                                  rowidAlias: alias, columns: index.columns.map(\.name))
             try db.execute(sql: side.createSQL(types: try declaredTypes(build.table, in: db)))
             let temporary = try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db)
-            var onSide = index
-            onSide.name = temporary
-            onSide.table = side.name
-            try db.execute(sql: store.layout.createIndexSQL(onSide))
+            try db.execute(sql: store.layout.createIndexSQL(index, named: temporary, on: side.name))
             for sql in side.triggerSQL(rowidAlias: alias) { try db.execute(sql: sql) }
             build.phase = .fallback
             build.side = side.name
@@ -515,18 +505,15 @@ extension DeferredFinisher {
         try batch(step.session) { db in
             try db.execute(sql: side.copySQL(upTo: false), arguments: [next.buildSideLastKey ?? Int64.min])
             try dropTriggers(prefix: side.triggerPrefix, in: db)
-            var named = index
-            named.name = build.name
-            named.table = build.table
-            try IndexRelocation.relocate(index: sideIndex, to: build.name, table: build.table, sql: store.layout.createIndexSQL(named), in: db)
+            try IndexRelocation.relocate(index: sideIndex, to: build.name, table: build.table,
+                                         sql: store.layout.createIndexSQL(index, named: build.name, on: build.table), in: db)
             try IndexRelocation.commitSchemaChange(in: db)
             FaultInjection.point("index.finish")
             next.build = nil
             try adopted(&next, db)
             try appendDrop(side.name, summary: "drop table \(side.name) (the side table that built index \(index.name))", rows: state.rowsDone, in: db)
-            if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM \(DeferredLedger.table) WHERE id = ?", arguments: [step.id]) ?? false {
-                try DeferredLedger.saveProgress(next, id: step.id, in: db)
-            }
+            // (No row left when `adopted` completed the task: the update changes nothing.)
+            try DeferredLedger.saveProgress(next, id: step.id, in: db)
         }
         state = next
         step.counters.batches += 1
