@@ -208,21 +208,12 @@ struct DeferredCrashTests {
 
     @Test("deferred finish --idle-batch-ms runs idle batches and finishes to a fresh store's schema; without it, none")
     func idleBatchesOffline() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.stratactl.path), "build stratactl first (swift build)")
         for idle in [true, false] {
             let directory = TemporaryFolder()
             let url = try Self.pendingStore(.rewrite, in: directory.url)
-            let process = Process()
-            process.executableURL = Self.stratactl
-            process.arguments = ["deferred", "finish", url.path, "--json"] + (idle ? ["--idle-batch-ms", "250"] : [])
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
+            let result = try BuiltBinary.run("stratactl", ["deferred", "finish", url.path, "--json"] + (idle ? ["--idle-batch-ms", "250"] : []))
+            #expect(result.status == 0, "\(result)")
+            let report = try #require(try CLIFixture.json(result.stdout) as? [String: Any], "\(result)")
             let idleBatches = try #require(report["idleBatches"] as? Int)
             let batches = try #require(report["batches"] as? Int)
             #expect(idle ? idleBatches > 0 : idleBatches == 0, "\(report)")

@@ -78,10 +78,7 @@ struct DemoTests {
         daemon.arguments = ["--config", "config/stratad.yaml"]
         daemon.currentDirectoryURL = demo.sandbox.directory
         let log = PipeCapture()
-        daemon.standardError = log.pipe
-        daemon.standardOutput = log.pipe
-        try daemon.run()
-        log.start()
+        try log.run(daemon)
         defer {
             if daemon.isRunning { daemon.terminate(); daemon.waitUntilExit() }
         }

@@ -60,10 +60,7 @@ struct OperatorViewTests {
         first.executableURL = URL(fileURLWithPath: Paths.stratactl)
         first.arguments = ["finish-deferred", "load", "--wait", "--now", "--socket", sandbox.adminSocket]
         let output = PipeCapture()
-        first.standardOutput = output.pipe
-        first.standardError = output.pipe
-        try first.run()
-        output.start()
+        try output.run(first)
         var text: String { output.text }
         let deadline = ContinuousClock.now + .seconds(60)
         while text.components(separatedBy: "load task ").count < 3, ContinuousClock.now < deadline, first.isRunning {

@@ -19,6 +19,13 @@ struct DeferredIndexAtOnceTests {
                indexes: [Index("byRankLabel", keyPaths: ["rank", "label"])]),
     ])
 
+    static let rows = 40_000
+
+    /// Nobody calls and nobody has for long: every batch may be idle (200 ms; 2 ms otherwise).
+    static var idle: FinishOptions {
+        FinishOptions(batchBudget: .milliseconds(2), clientsActive: { false }, clientsQuiet: { .seconds(60) }, idleBatchBudget: .milliseconds(200))
+    }
+
     /// A store of `rows` items at v1, opened at v2 with deferral: the index build is pending.
     /// Every seventh label is NULL (an index key the sorted build takes to its fallback).
     static func store(rows: Int, in directory: TemporaryDirectory, logger: Logger? = nil) throws -> PersistentStore {
@@ -60,13 +67,11 @@ struct DeferredIndexAtOnceTests {
 
     @Test("while nobody calls, a deferred index is built at once, NULL keys and all, in one batch")
     func builtAtOnceWhileIdle() async throws {
-        let rows = 40_000
+        let rows = Self.rows
         let directory = TemporaryDirectory("atonce")
         let (logger, messages) = CapturingLogHandler.logger()
         let store = try Self.store(rows: rows, in: directory, logger: logger)
-        let options = FinishOptions(batchBudget: .milliseconds(2), clientsActive: { false }, clientsQuiet: { .seconds(60) },
-                                    idleBatchBudget: .milliseconds(200))
-        let report = try await store.finishDeferredMigration(options)
+        let report = try await store.finishDeferredMigration(Self.idle)
         #expect(report.tasksFinished == 1 && report.tasksRemaining == 0)
         #expect(report.batches == 1 && report.idleBatches == 1 && report.batchesYielded == 0)
         #expect(messages.count(containing: "built index Item_byRankLabel at once while the store was idle") == 1)
@@ -77,7 +82,7 @@ struct DeferredIndexAtOnceTests {
 
     @Test("a client's arrival rolls the build at once back; the index is built in bounded steps")
     func clientArrivalRollsItBack() async throws {
-        let rows = 40_000
+        let rows = Self.rows
         let directory = TemporaryDirectory("atonce")
         let (logger, messages) = CapturingLogHandler.logger()
         let store = try Self.store(rows: rows, in: directory, logger: logger)
@@ -97,7 +102,7 @@ struct DeferredIndexAtOnceTests {
 
     @Test("a stop during the build at once rolls it back and leaves the task pending; the next run builds it")
     func stopRollsItBack() async throws {
-        let rows = 40_000
+        let rows = Self.rows
         let directory = TemporaryDirectory("atonce")
         let store = try Self.store(rows: rows, in: directory)
         let building = Atomic<Bool>(false)
@@ -114,8 +119,7 @@ struct DeferredIndexAtOnceTests {
              try String.fetchOne(db, sql: "PRAGMA integrity_check"))
         }
         #expect(present == false && integrity == "ok")
-        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2), clientsActive: { false },
-                                                                           clientsQuiet: { .seconds(60) }, idleBatchBudget: .milliseconds(200)))
+        let report = try await store.finishDeferredMigration(Self.idle)
         #expect(report.tasksFinished == 1 && report.batches == 1)
         try Self.checkBuilt(store, rows: rows)
         try store.close()
@@ -123,7 +127,7 @@ struct DeferredIndexAtOnceTests {
 
     @Test("an index whose table is too large for the time limit, or a store without idle batches, is built in bounded steps")
     func notTriedWhenItCannotFit() async throws {
-        let rows = 40_000
+        let rows = Self.rows
         for options in [
             // 40,000 rows against a limit of 12 ms (30,000 rows at the assumed rate).
             FinishOptions(batchBudget: .milliseconds(1), clientsActive: { false }, clientsQuiet: { .seconds(60) }, idleBatchBudget: .microseconds(1500)),

@@ -165,10 +165,7 @@ final class DaemonProcess: @unchecked Sendable {
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM"] { env[key] = nil }
         env.merge(environment) { $1 }
         process.environment = env
-        process.standardOutput = output.pipe
-        process.standardError = output.pipe
-        try process.run()
-        output.start()
+        try output.run(process)
     }
 
     deinit {

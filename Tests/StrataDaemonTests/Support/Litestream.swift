@@ -46,10 +46,7 @@ final class Litestream: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: try #require(Self.executable))
         process.arguments = ["replicate", "-config", config]
         let output = PipeCapture()
-        process.standardOutput = output.pipe
-        process.standardError = output.pipe
-        try process.run()
-        output.start()
+        try output.run(process)
         lock.lock(); self.process = process; outputs.append(output); lock.unlock()
     }
 
