@@ -71,7 +71,7 @@ extension DeferredFinisher {
         let t = quoteIdentifier(table)
         var next = state
         let done: Bool = try writer { db in
-            try db.withForeignKeysOff { try inBatchTransaction(step.session, db, interruptible: true) { try Self.leavingFreedPagesToTheVacuum(db) {
+            try db.withForeignKeysOff { try Self.leavingFreedPagesToTheVacuum(db) { try inBatchTransaction(step.session, db, interruptible: true) {
                 let last = next.lastKey ?? Int64.min
                 let upper = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(t) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", arguments: [last, size - 1])
                 try db.execute(sql: "DELETE FROM \(t) WHERE rowid > ?\(upper == nil ? "" : " AND rowid <= ?") AND (\(predicate))",
@@ -122,7 +122,7 @@ extension DeferredFinisher {
         let t = quoteIdentifier(table)
         var next = state
         let more: Bool = try writer { db in
-            try db.withForeignKeysOff { try inBatchTransaction(step.session, db, interruptible: true) { try Self.leavingFreedPagesToTheVacuum(db) {
+            try db.withForeignKeysOff { try Self.leavingFreedPagesToTheVacuum(db) { try inBatchTransaction(step.session, db, interruptible: true) {
                 guard try db.tableExists(table) else {
                     try DeferredLedger.complete(id: step.id, in: db)
                     return false
@@ -160,7 +160,8 @@ extension DeferredFinisher {
         return more
     }
 
-    /// Runs a drop batch with `PRAGMA secure_delete = FAST` when the connection zeroes every
+    /// Runs a drop batch (set outside its transaction and put back after its commit or
+    /// rollback) with `PRAGMA secure_delete = FAST` when the connection zeroes every
     /// freed page (`ON`: the default of Debian's SQLite, compiled with `SQLITE_SECURE_DELETE`)
     /// and the store vacuums (`auto_vacuum` on: a drop is always followed by the vacuum task).
     ///
