@@ -65,6 +65,7 @@ public final class PersistentStore: Sendable {
         self.options = options
         self.identifier = identifier
         self.database = database
+        StoreFileDescriptors.retain(path)
     }
 
     /// The name SQLite opens. A read-only open of a WAL store in a directory that cannot be
@@ -189,6 +190,9 @@ public final class PersistentStore: Sendable {
         // is not running at that moment would find its WAL gone and start over from a snapshot.
         if options.walCheckpointing == .strata { database.releaseMemory() }
         do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
+        // Only once the connections are closed (closing a descriptor of a file releases the
+        // process's SQLite locks on it).
+        StoreFileDescriptors.release(path)
     }
 }
 

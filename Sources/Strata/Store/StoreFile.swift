@@ -33,15 +33,17 @@ enum StoreFile {
         }
         try checkCompanions(of: path)
         // O_NONBLOCK: should the file be swapped for a FIFO after the check, opening it still returns.
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
+        // A descriptor that stays open (``StoreFileDescriptors``): this process may have the
+        // store open already, and closing a descriptor of it would release its SQLite locks.
+        defer { StoreFileDescriptors.releaseIfUnheld(path) }
+        guard let fd = StoreFileDescriptors.descriptor(path) else {
             throw StoreError(.readOnly, path: path, "the file cannot be read (\(String(cString: strerror(errno)))); fix its permissions")
         }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        defer { try? handle.close() }
         let size = PersistentStore.fileSize(path)
         if size == 0 { return .empty }
-        let bytes = [UInt8](handle.readData(ofLength: 100))
+        var bytes = [UInt8](repeating: 0, count: 100)
+        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
+        bytes.removeLast(100 - max(0, got))
         let prefix = Array(bytes.prefix(header.count))
         if prefix != Array(header.prefix(prefix.count)) || bytes.count < header.count {
             let at = prefix.indices.first { prefix[$0] != header[$0] } ?? prefix.count

@@ -35,11 +35,9 @@ package struct WALIndexHeader: Hashable, Sendable {
     /// not initialized.
     package static func read(_ path: String) -> WALIndexHeader? {
         for attempt in 0..<3 {
-            guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-            let data = (try? handle.read(upToCount: 100)) ?? nil
-            try? handle.close()
-            guard let data, data.count == 100 else { return nil }
-            let bytes = [UInt8](data)
+            // Never a descriptor of its own that is then closed: that would release the
+            // process's SQLite locks on the index (``StoreFileDescriptors``).
+            guard let bytes = StoreFileDescriptors.read(path, offset: 0, count: 100), bytes.count == 100 else { return nil }
             guard bytes[0..<48] == bytes[48..<96] || attempt == 2 else { continue }
             guard bytes[12] == 1 else { return nil }  // isInit
             func native32(_ offset: Int) -> UInt32 {

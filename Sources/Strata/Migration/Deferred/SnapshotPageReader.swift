@@ -47,7 +47,9 @@ final class SnapshotPageReader {
         }
         sqlite3_busy_timeout(handle, 5000)
         connection = handle
-        databaseFD = open(storePath, O_RDONLY)
+        // Descriptors that stay open (``StoreFileDescriptors``): closing one would release
+        // this process's SQLite locks on the store.
+        databaseFD = StoreFileDescriptors.descriptor(storePath) ?? -1
         guard databaseFD >= 0 else {
             sqlite3_close(handle)
             throw StoreError(.sqlite, path: storePath, "cannot read the store file for the backup: \(String(cString: strerror(errno)))")
@@ -118,8 +120,6 @@ final class SnapshotPageReader {
         end()
         if let connection { sqlite3_close(connection) }
         connection = nil
-        if databaseFD >= 0 { Foundation.close(databaseFD) }
-        if walFD >= 0 { Foundation.close(walFD) }
         walFD = -1
     }
 
@@ -137,15 +137,13 @@ final class SnapshotPageReader {
         snapshot = header
         frames = [:]
         guard header.lastFrame > 0 else { return }
-        if walFD < 0 { walFD = open(storePath + "-wal", O_RDONLY) }
+        if walFD < 0 { walFD = StoreFileDescriptors.descriptor(storePath + "-wal") ?? -1 }
         guard walFD >= 0 else { throw StoreError(.sqlite, path: storePath, "cannot read the store's WAL for the backup: \(String(cString: strerror(errno)))") }
         // The page number of each frame: the index's aPgno arrays, 4062 in its first 32 KiB
         // block (after the 136-byte header), 4096 in each later one.
         let blocks = header.lastFrame <= 4062 ? 1 : 2 + (header.lastFrame - 4063) / 4096
         var index = [UInt8](repeating: 0, count: blocks * 32768)
-        let fd = open(storePath + "-shm", O_RDONLY)
-        guard fd >= 0 else { throw StoreError(.sqlite, path: storePath, "cannot read the store's WAL index for the backup") }
-        defer { Foundation.close(fd) }
+        guard let fd = StoreFileDescriptors.descriptor(storePath + "-shm") else { throw StoreError(.sqlite, path: storePath, "cannot read the store's WAL index for the backup") }
         _ = index.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         for frame in 1...header.lastFrame {
             let offset = frame <= 4062 ? 136 + (frame - 1) * 4 : (1 + (frame - 4063) / 4096) * 32768 + ((frame - 4063) % 4096) * 4
@@ -156,9 +154,7 @@ final class SnapshotPageReader {
 
     /// The index header (both copies equal, initialised), nil when the store has no WAL index.
     private func walIndexHeader() throws -> Snapshot? {
-        let fd = open(storePath + "-shm", O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { Foundation.close(fd) }
+        guard let fd = StoreFileDescriptors.descriptor(storePath + "-shm") else { return nil }
         var header = [UInt8](repeating: 0, count: 96)
         let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 96, 0) }
         guard n == 96, header[0..<48] == header[48..<96], header[12] == 1 else { return nil }
@@ -168,9 +164,7 @@ final class SnapshotPageReader {
     }
 
     private func backfilledFrames() throws -> Int {
-        let fd = open(storePath + "-shm", O_RDONLY)
-        guard fd >= 0 else { return 0 }
-        defer { Foundation.close(fd) }
+        guard let fd = StoreFileDescriptors.descriptor(storePath + "-shm") else { return 0 }
         var field = [UInt8](repeating: 0, count: 4)
         guard field.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 4, 96) }) == 4 else { return 0 }
         return Int(Self.native(field, 0))
