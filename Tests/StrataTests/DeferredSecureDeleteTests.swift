@@ -18,13 +18,20 @@ struct DeferredSecureDeleteTests {
         return count
     }
 
+    static let rows = 20_000
+
+    /// A store of ``rows`` items at v1 whose dropped notes carry a marker found nowhere else
+    /// in it, opened at v2 with deferral; and its file.
+    static func markedStore(_ name: String) throws -> (store: PersistentStore, url: URL, directory: TemporaryDirectory) {
+        let directory = TemporaryDirectory(name)
+        let store = try DeferredIdleBatchTests.store(rows: rows, in: directory, note: "'dropped-secret-' || i")
+        return (store, directory.file("store.sqlite"), directory)
+    }
+
     @Test("the drop does not zero freed pages; the connection keeps secure_delete; after the vacuum no dropped value is left")
     func freedPagesGoToTheVacuum() async throws {
-        let rows = 20_000
-        let directory = TemporaryDirectory("secure-delete")
-        let url = directory.file("store.sqlite")
-        // The dropped notes carry a marker found nowhere else in the store.
-        let store = try DeferredIdleBatchTests.store(rows: rows, in: directory, note: "'dropped-secret-' || i")
+        let (store, url, directory) = try Self.markedStore("secure-delete")
+        defer { withExtendedLifetime(directory) {} }
         // Zeroing on, whatever this SQLite's compiled default (Debian's is on).
         try await store.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA secure_delete = ON") }
         // The rewrite and the drop of the old table; not the vacuum.
@@ -37,12 +44,12 @@ struct DeferredSecureDeleteTests {
         let free = try await store.database.read { try Int.fetchOne($0, sql: "PRAGMA freelist_count") } ?? 0
         #expect(free > 100)
         try store.close()
-        // Left as they were: zeroed, none would hold the marker.
+        // Freed pages left as they were (zeroed, as before this change, none would hold the marker).
         let before = try Self.pages(holding: "dropped-secret-", in: url)
         #expect(before > free / 2, "\(before) of \(free) free pages hold dropped values")
         let reopened = try PersistentStore.open(at: url, model: DeferredIdleBatchTests.v2, options: StoreOptions(migration: .deferred))
         _ = try await reopened.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5)))
-        try DeferredIdleBatchTests.check(reopened, rows: rows)
+        try DeferredIdleBatchTests.check(reopened, rows: Self.rows)
         let left = try await reopened.database.read { try Int.fetchOne($0, sql: "PRAGMA freelist_count") }
         #expect(left == 0)
         try reopened.close()
@@ -54,10 +61,8 @@ struct DeferredSecureDeleteTests {
 
     @Test("a store without auto_vacuum keeps the connection's zeroing in its drops")
     func withoutAutoVacuumFreedPagesAreZeroed() async throws {
-        let rows = 20_000
-        let directory = TemporaryDirectory("secure-delete-none")
-        let url = directory.file("store.sqlite")
-        let store = try DeferredIdleBatchTests.store(rows: rows, in: directory, note: "'dropped-secret-' || i")
+        let (store, url, directory) = try Self.markedStore("secure-delete-none")
+        defer { withExtendedLifetime(directory) {} }
         try store.close()
         // The store's file turned into one without auto_vacuum (as a foreign store may be).
         let queue = try DatabaseQueue(path: url.path)
@@ -72,7 +77,7 @@ struct DeferredSecureDeleteTests {
         #expect(autoVacuum == 0)
         try await reopened.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA secure_delete = ON") }
         _ = try await reopened.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5)))
-        try DeferredIdleBatchTests.check(reopened, rows: rows)
+        try DeferredIdleBatchTests.check(reopened, rows: Self.rows)
         let kept = try await reopened.database.read { try Int.fetchOne($0, sql: "PRAGMA freelist_count") } ?? 0
         #expect(kept > 100)
         try reopened.close()

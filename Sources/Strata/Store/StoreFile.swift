@@ -36,14 +36,12 @@ enum StoreFile {
         // A descriptor that stays open (``StoreFileDescriptors``): this process may have the
         // store open already, and closing a descriptor of it would release its SQLite locks.
         defer { StoreFileDescriptors.releaseIfUnheld(path) }
-        guard let fd = StoreFileDescriptors.descriptor(path) else {
+        guard StoreFileDescriptors.descriptor(path) != nil else {
             throw StoreError(.readOnly, path: path, "the file cannot be read (\(String(cString: strerror(errno)))); fix its permissions")
         }
         let size = PersistentStore.fileSize(path)
         if size == 0 { return .empty }
-        var bytes = [UInt8](repeating: 0, count: 100)
-        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
-        bytes.removeLast(100 - max(0, got))
+        let bytes = StoreFileDescriptors.read(path, offset: 0, count: 100) ?? []
         let prefix = Array(bytes.prefix(header.count))
         if prefix != Array(header.prefix(prefix.count)) || bytes.count < header.count {
             let at = prefix.indices.first { prefix[$0] != header[$0] } ?? prefix.count

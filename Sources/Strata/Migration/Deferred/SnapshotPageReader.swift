@@ -154,19 +154,15 @@ final class SnapshotPageReader {
 
     /// The index header (both copies equal, initialised), nil when the store has no WAL index.
     private func walIndexHeader() throws -> Snapshot? {
-        guard let fd = StoreFileDescriptors.descriptor(storePath + "-shm") else { return nil }
-        var header = [UInt8](repeating: 0, count: 96)
-        let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 96, 0) }
-        guard n == 96, header[0..<48] == header[48..<96], header[12] == 1 else { return nil }
+        guard let header = StoreFileDescriptors.read(storePath + "-shm", offset: 0, count: 96), header.count == 96,
+              header[0..<48] == header[48..<96], header[12] == 1 else { return nil }
         let sizeField = Int(header.withUnsafeBytes { $0.load(fromByteOffset: 14, as: UInt16.self) })
         return Snapshot(pageCount: Int(Self.native(header, 20)), pageSize: sizeField == 1 ? 65536 : sizeField,
                         lastFrame: Int(Self.native(header, 16)), salts: (Self.native(header, 32), Self.native(header, 36)))
     }
 
     private func backfilledFrames() throws -> Int {
-        guard let fd = StoreFileDescriptors.descriptor(storePath + "-shm") else { return 0 }
-        var field = [UInt8](repeating: 0, count: 4)
-        guard field.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 4, 96) }) == 4 else { return 0 }
+        guard let field = StoreFileDescriptors.read(storePath + "-shm", offset: 96, count: 4), field.count == 4 else { return 0 }
         return Int(Self.native(field, 0))
     }
 
