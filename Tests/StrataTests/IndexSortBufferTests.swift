@@ -78,7 +78,7 @@ struct IndexSortBufferTests {
                 return next
             }
             let taken = Int(zip(positions, next).reduce(Int64(0)) { $0 + $1.1 - $1.0 })
-            #expect(taken >= min(24, 5000 - Int(positions.reduce(0, +))) && taken <= 97 + 4 * 24, "batch \(batches): \(taken) entries")
+            #expect(taken == min(97, 5000 - Int(positions.reduce(0, +))), "batch \(batches): \(taken) entries")
             positions = next
             batches += 1
             // Everything appended so far is exactly the first entries of the index's order.
@@ -93,6 +93,101 @@ struct IndexSortBufferTests {
         try writer.close()
         buffer.discard()
         #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// Before, a batch found its bound with seeks in every open run: about `runs × (1 + log₂ m)`
+    /// statements a batch however small, so a small budget collapsed the merge (4M rows, 62
+    /// runs, `batch_budget` 5 ms: 40–50 entries a batch). Now the runs are read ahead in chunks.
+    @Test("a merge batch of 16 entries over 64 runs reads the runs in chunks, not with seeks in every run; each batch takes exactly its size")
+    func mergeBatchCostIsBoundedByItsEntries() throws {
+        let directory = TemporaryDirectory("sortmerge-cost")
+        let url = directory.file("store.sqlite")
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (k TEXT, n INTEGER)")
+            // 12,790 rows over 3 values of k: one key group spans every run.
+            try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 12790) INSERT INTO t SELECT 'c' || (i % 3), (i * 7919) % 1000 FROM s")
+        }
+        try queue.close()
+        let path = directory.file("buffer.sort").path
+        let buffer = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "1 c", runs: 0)
+        defer { buffer.discard() }
+        var after: Int64? = nil
+        var runs = 0
+        while true {
+            let result = try #require(try buffer.sortRun(runs, from: "t", after: after, size: 200, shouldContinue: { true }))
+            runs += 1
+            guard let upper = result.upper else { break }
+            after = upper
+        }
+        #expect(runs == 64)
+        let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs), chunk: 128)
+        let writer = try DatabaseQueue(path: url.path)
+        try writer.write { db in
+            try db.execute(sql: "CREATE TABLE c (k0 TEXT, k1 INTEGER, rowid_ INTEGER, PRIMARY KEY (k0, k1 DESC, rowid_)) WITHOUT ROWID")
+            try db.execute(sql: "CREATE TABLE ch (rid INTEGER PRIMARY KEY)")
+        }
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [path]) }
+        let statements = Mutex(0)
+        var positions = Array(repeating: Int64(0), count: runs)
+        var batches = 0
+        while positions != merge.lengths {
+            try writer.write { db in
+                db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
+                let next = try merge.next(after: positions, size: 16, in: db)
+                db.trace(options: [])
+                #expect(Int(zip(positions, next).reduce(Int64(0)) { $0 + $1.1 - $1.0 }) == min(16, 12790 - Int(positions.reduce(0, +))))
+                let (sql, arguments) = merge.appendSQL(from: positions, to: next, container: "c", changes: "ch")
+                try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                positions = next
+            }
+            batches += 1
+        }
+        #expect(batches == 800)
+        // Two chunks of 128 per run of 200 (the last 190) entries; the seeks made about 300 statements a batch.
+        #expect(merge.chunkReads == 128)
+        #expect(statements.withLock { $0 } == 128)
+        let order = try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT k0, k1, rowid_ FROM c").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" }
+        }
+        let expected = try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" }
+        }
+        #expect(order == expected)
+        try writer.close()
+    }
+
+    /// The merge orders entries in Swift; SQLite orders the runs and the index. They agree on
+    /// every pair of values of every storage class (else batches would overlap).
+    @Test("the merge's order of key values is SQLite's: integers and reals by value, text and blobs by their bytes, NULL first")
+    func keyOrderIsSQLites() throws {
+        let queue = try DatabaseQueue()
+        let values = try queue.write { db -> [(String, SortedRunMerge.Key)] in
+            try db.execute(sql: "CREATE TABLE v (x)")
+            let literals = ["NULL", "0", "-1", "1", "0.5", "-0.5", "1.0", "2", "1.9999999999", "9223372036854775807", "-9223372036854775808",
+                            "9223372036854775807.0", "-9223372036854775808.0", "9.3e18", "-9.3e18", "1e300", "-1e300", "4503599627370497",
+                            "4503599627370496.0", "''", "'a'", "'A'", "'ab'", "'a b'", "'é'", "'e'", "'z'", "'日本'", "'Ω'", "'a' || char(0) || 'b'",
+                            "x''", "x'00'", "x'0001'", "x'ff'", "x'61'", "'1'", "'10'", "'9'"]
+            for literal in literals { try db.execute(sql: "INSERT INTO v VALUES (\(literal))") }
+            let statement = try db.makeStatement(sql: "SELECT quote(x), x FROM v")
+            var read: [(String, SortedRunMerge.Key)] = []
+            let cursor = try Row.fetchCursor(statement)
+            while let row = try cursor.next() {
+                read.append((row[0] as String, SortedRunMerge.key(statement.sqliteStatement, 1)))
+            }
+            return read
+        }
+        #expect(values.count == 38)
+        try queue.read { db in
+            for (i, a) in values.enumerated() {
+                for (j, b) in values.enumerated() {
+                    let sqlite = try Int.fetchOne(db, sql: "SELECT CASE WHEN a.x IS b.x THEN 0 WHEN a.x IS NULL THEN -1 WHEN b.x IS NULL THEN 1 WHEN a.x < b.x THEN -1 ELSE 1 END FROM v a, v b WHERE a.rowid = ? AND b.rowid = ?",
+                                                 arguments: [i + 1, j + 1])!
+                    let swift = SortedRunMerge.compare(a.1, b.1).signum()
+                    #expect(swift == sqlite, "\(a.0) vs \(b.0): SQLite \(sqlite), the merge \(swift)")
+                }
+            }
+        }
     }
 
     /// A merge batch seeks in every open run, so the number of runs bounds its cost: a large

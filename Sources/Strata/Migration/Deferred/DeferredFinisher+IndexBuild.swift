@@ -288,7 +288,7 @@ extension DeferredFinisher {
             let count: Int64 = try batch(step.session, interruptible: true) { db in
                 let to = try merge.next(after: from, size: size, in: db)
                 let (sql, arguments) = merge.appendSQL(from: from, to: to, container: build.container, changes: build.changes)
-                try db.execute(sql: sql, arguments: arguments)
+                try db.cachedStatement(sql: sql).execute(arguments: arguments)
                 candidate.merged = to
                 next.build = candidate
                 let count = zip(from, to).reduce(Int64(0)) { $0 + $1.1 - $1.0 }
