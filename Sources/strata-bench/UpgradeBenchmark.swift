@@ -52,8 +52,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Option(name: .long, help: "Runs to make, comma-separated: deferred, default, sync, cli, idle, cli_idle, manual.") var runs = "deferred,default,sync,cli"
     @Option(name: .customLong("distinct-keys"), help: "Distinct values of the new index's column (rank).") var distinctKeys = 1000
     @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
-    @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 20ms).") var batchBudget: String?
-    @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 10ms).") var pauseBetweenBatches: String?
+    @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 5ms).") var batchBudget: String?
+    @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 2ms).") var pauseBetweenBatches: String?
     @Option(name: .customLong("idle-batch-budget"), help: "scheduler.idle_batch_budget of the deferred and idle runs (default: the shipped 250ms; 0s: off).")
     var idleBatchBudget: String?
     @OptionGroup var options: BenchOptions
@@ -95,8 +95,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: sockets) }
         let launcher = Launcher(executable: executable, directory: directory.url, sockets: sockets, models: models)
         var results = UpgradeResults(rows: rows, clients: clients, interval: interval, storeMB: sizeMB, loadStart: loadStart)
-        results.batchBudget = batchBudget ?? "20ms"
-        results.pause = pauseBetweenBatches ?? "10ms"
+        results.batchBudget = batchBudget ?? "5ms"
+        results.pause = pauseBetweenBatches ?? "2ms"
         results.distinctKeys = distinctKeys
         results.idleBatchBudget = idleBatchBudget ?? "250ms"
 

@@ -8,8 +8,8 @@ struct UpgradeResults {
     var storeMB: Double
     var loadStart: Double
     var loadEnd = 0.0
-    var batchBudget = "20ms"
-    var pause = "10ms"
+    var batchBudget = "5ms"
+    var pause = "2ms"
     var idleBatchBudget = "250ms"
 
     var readyDeferred: Duration?

@@ -8,9 +8,9 @@ public struct SchedulerSettings: Sendable, Hashable {
     /// How long every signal must stay below its threshold before the machine counts as idle.
     public var idleAfter: Duration = .seconds(60)
     /// Time budget of one deferred batch.
-    public var batchBudget: Duration = .milliseconds(20)
+    public var batchBudget: Duration = .milliseconds(5)
     /// Pause after each batch (autovacuum-style cost delay).
-    public var pauseBetweenBatches: Duration = .milliseconds(10)
+    public var pauseBetweenBatches: Duration = .milliseconds(2)
     /// Time budget of a batch once no client call has been in flight for its store for that
     /// long (a client's arrival aborts such a batch, so it waits about one ``batchBudget``);
     /// zero or not above ``batchBudget`` keeps every batch to ``batchBudget``.
