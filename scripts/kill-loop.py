@@ -98,7 +98,7 @@ def main():
     parser.add_argument("--clients", type=int, default=4, help="data-socket clients writing all along (default 4)")
     parser.add_argument("--kill-min", type=float, default=0.2, help="shortest life after READY, seconds (default 0.2)")
     parser.add_argument("--kill-max", type=float, default=0.6, help="longest life after READY, seconds (default 0.6)")
-    X
+    parser.add_argument("--batch-budget", default="5ms", help="the scheduler's batch_budget (default 5ms, shipped)")
     parser.add_argument("--pause", default="2ms", help="the scheduler's pause_between_batches (default 2ms, shipped)")
     parser.add_argument("--max-rounds", type=int, default=2000, help="give up after this many kills (default 2000)")
     parser.add_argument("--stratad", help="the stratad binary (default .build/release/stratad, else .build/debug/stratad)")
