@@ -154,6 +154,28 @@ struct IndexSortBufferTests {
             try Row.fetchAll(db, sql: "SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" }
         }
         #expect(order == expected)
+
+        // Filled ahead through the buffer's own connection before each batch (as the finisher
+        // does, outside the store's write lock), the batches read nothing while they hold it.
+        try writer.write { db in try db.execute(sql: "DELETE FROM c") }
+        let prefilled = SortedRunMerge(keys: Self.keys, lengths: merge.lengths, chunk: 128)
+        statements.withLock { $0 = 0 }
+        positions = Array(repeating: Int64(0), count: runs)
+        while positions != prefilled.lengths {
+            let from = positions
+            try buffer.read { db in try prefilled.prefill(after: from, in: db) }
+            try writer.write { db in
+                db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
+                let next = try prefilled.next(after: positions, size: 16, in: db)
+                db.trace(options: [])
+                let (sql, arguments) = prefilled.appendSQL(from: positions, to: next, container: "c", changes: "ch")
+                try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                positions = next
+            }
+        }
+        #expect(statements.withLock { $0 } == 0)
+        #expect(prefilled.chunkReads >= 128)
+        #expect(try writer.read { db in try Row.fetchAll(db, sql: "SELECT k0, k1, rowid_ FROM c").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" } } == expected)
         try writer.close()
     }
 

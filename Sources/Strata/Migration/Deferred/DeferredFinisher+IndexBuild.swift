@@ -285,6 +285,7 @@ extension DeferredFinisher {
             let from = build.merged!
             var candidate = build
             var next = state
+            try buffer.read { db in try merge.prefill(after: from, in: db) }
             let count: Int64 = try batch(step.session, interruptible: true) { db in
                 let to = try merge.next(after: from, size: size, in: db)
                 let (sql, arguments) = merge.appendSQL(from: from, to: to, container: build.container, changes: build.changes)

@@ -174,6 +174,11 @@ final class IndexSortBuffer: Sendable {
         }
     }
 
+    /// Reads the buffer through its own connection (no lock on the store).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try queue.read(body)
+    }
+
     /// Closes the buffer, keeping its file for the next run of the build.
     func close() {
         try? queue.close()
