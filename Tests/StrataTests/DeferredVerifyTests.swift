@@ -22,16 +22,83 @@ struct DeferredVerifyTests {
         var testDescription: String { rawValue }
     }
 
-    static func seeded(_ url: URL) throws {
+    /// `rows` aircraft with keys 1, 2, 3… or, `keyStep` > 1, 1, 1 + keyStep, … (sparse keys).
+    static func seeded(_ url: URL, keyStep: Int = 1) throws {
         let store = try PersistentStore.open(at: url, model: source)
         try store.syncWrite { db in
             try db.execute(sql: #"INSERT INTO "Owner" ("_pk", "name") VALUES (1, 'Ann')"#)
-            for pk in 1...rows {
+            for n in 1...rows {
+                let pk = 1 + (n - 1) * keyStep
                 try db.execute(sql: #"INSERT INTO "Aircraft" ("_pk", "tailNumber", "seats", "photo", "owner_id") VALUES (?, ?, ?, X'00', 1)"#,
                                arguments: [pk, "T-\(pk)", pk % 9])
             }
         }
         try store.close()
+    }
+
+    /// Dense keys are verified in key spans (the range's rows read once); sparse ones fall back
+    /// to ranges of rows. Both check every row: a value changed in the shadow is caught in
+    /// either, and the untouched shadow passes.
+    @Test("verification by key spans (dense keys) and by rows (sparse keys) checks every row", arguments: [1, 1_000_003], [false, true])
+    func spansAndRowsBothCheckEveryRow(keyStep: Int, corrupt: Bool) async throws {
+        let directory = TemporaryDirectory("verify-spans")
+        let url = directory.file("store.sqlite")
+        try Self.seeded(url, keyStep: keyStep)
+        let store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        let before = try Self.liveRows(store)
+        let shadow = "_strata_rewrite_Aircraft"
+        // Copy everything (the shadow complete) without verifying yet.
+        let copied = FinishOptions(batchBudget: .milliseconds(50), shouldContinue: {
+            (try? store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '\(shadow)'") }) == 0
+                || (try? store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(shadow)") }) ?? 0 < Self.rows
+        })
+        _ = try await store.finishDeferredMigration(copied)
+        try #require(try store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(shadow)") } == Self.rows)
+        // The key of the row 2,000th in order: past the first range of either kind.
+        let late = 1 + 1999 * keyStep
+        if corrupt {
+            try store.syncWrite { db in try db.execute(sql: "UPDATE \(shadow) SET \"seats\" = 99 WHERE \"_pk\" = ?", arguments: [late]) }
+        }
+        // Small ranges, so that the check takes many.
+        let ranges = FinishOptions(batchBudget: .milliseconds(1))
+        if corrupt {
+            let error = try await #require(throws: StoreError.self) { try await store.finishDeferredMigration(ranges) }
+            #expect(error.code == .copyMismatch && error.reason.contains("the row with _pk \(late) "), "\(error)")
+            #expect(try Self.liveRows(store) == before)
+        } else {
+            let report = try await store.finishDeferredMigration(ranges)
+            #expect(report.tasksRemaining == 0)
+            #expect(try Self.liveRows(store) == before)
+        }
+    }
+
+    /// The span and row ranges directly: a span holds at most `size` rows and says how many;
+    /// on sparse keys it holds fewer, which turns spans off.
+    @Test("a key span holds at most its size in rows and counts them")
+    func spanCountsItsRows() throws {
+        let queue = try DatabaseQueue()
+        let rewrite = TableRewrite(table: "t", shadowTable: "s", createShadowSQL: "", finalCreateSQL: "", columns: ["_pk", "v"],
+                                   droppedColumns: [], retypedColumns: [], indexSQL: [], reasons: [])
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (_pk INTEGER PRIMARY KEY, v)")
+            try db.execute(sql: "CREATE TABLE s (_pk INTEGER PRIMARY KEY, v)")
+            // Keys 1…100 dense, then 1,000, 2,000 … 10,000.
+            try db.execute(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO t SELECT i, i FROM n")
+            try db.execute(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) INSERT INTO t SELECT i * 1000, i FROM n")
+            try db.execute(sql: "INSERT INTO s SELECT * FROM t")
+            let dense = try DeferredFinisher.compare(rewrite, keyColumn: "_pk", conflictKey: ["_pk"], after: 10, size: 50, bySpan: true, in: db)
+            #expect(dense.upper == 60 && dense.rows == 50 && dense.bySpan && dense.problem == nil)
+            let sparse = try DeferredFinisher.compare(rewrite, keyColumn: "_pk", conflictKey: ["_pk"], after: 100, size: 50, bySpan: true, in: db)
+            #expect(sparse.upper == 1049 && sparse.rows == 1 && sparse.problem == nil)
+            let byRows = try DeferredFinisher.compare(rewrite, keyColumn: "_pk", conflictKey: ["_pk"], after: 100, size: 5, in: db)
+            #expect(byRows.upper == 5000 && !byRows.bySpan && byRows.problem == nil)
+            let last = try DeferredFinisher.compare(rewrite, keyColumn: "_pk", conflictKey: ["_pk"], after: 5000, size: 50_000, bySpan: true, in: db)
+            #expect(last.upper == nil && last.rows == 5 && last.problem == nil)
+            try db.execute(sql: "UPDATE s SET v = -1 WHERE _pk = 3000")
+            let changed = try DeferredFinisher.compare(rewrite, keyColumn: "_pk", conflictKey: ["_pk"], after: 2000, size: 5000, bySpan: true, in: db)
+            #expect(changed.problem?.contains("_pk 3000") == true, "\(String(describing: changed.problem))")
+        }
     }
 
     static func liveRows(_ store: PersistentStore) throws -> [String] {

@@ -27,6 +27,8 @@ extension DeferredFinisher {
         guard state.verified != true else { return true }
         let start = ContinuousClock.now
         var size = max(step.counters.batchSize, 64)
+        // Ranges by key span while the keys are dense (see ``compare``).
+        var bySpan = true
         while true {
             guard await mayContinue() else { return false }
             // Idle or not, as a write batch would be (``beginBatch(_:)``): a quiet store's
@@ -34,7 +36,10 @@ extension DeferredFinisher {
             beginBatch(step, counted: false)
             let batchStart = ContinuousClock.now
             let lower = state.verifiedKey ?? Int64.min
-            let range = try compareInSnapshot(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size)
+            let range = try compareInSnapshot(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size, bySpan: bySpan)
+            // Sparse keys: a span of `size` keys held under half as many rows; count ranges
+            // by rows from now on.
+            if range.bySpan, range.upper != nil, range.rows < Int64(size / 2) { bySpan = false }
             if let problem = range.problem {
                 try refuseSwap(rewrite, problem: problem, step: step)
             }
@@ -61,39 +66,63 @@ extension DeferredFinisher {
         return true
     }
 
-    /// One verified range: its upper key (nil: it ran to the end of the table) and the first
-    /// difference found, if any.
+    /// One verified range: its upper key (nil: it ran to the end of the table), the live rows
+    /// it held, whether it was a key span, and the first difference found, if any.
     struct VerifiedRange {
         var upper: Int64?
+        var rows: Int64 = 0
+        var bySpan = false
         var problem: String?
     }
 
-    /// ``compare(_:keyColumn:conflictKey:after:size:in:)`` on a reader, in one snapshot.
-    private func compareInSnapshot(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], after lower: Int64, size: Int) throws -> VerifiedRange {
+    /// ``compare(_:keyColumn:conflictKey:after:size:bySpan:in:)`` on a reader, in one snapshot.
+    private func compareInSnapshot(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], after lower: Int64, size: Int,
+                                   bySpan: Bool) throws -> VerifiedRange {
         try store.database.read { db in
-            try Self.compare(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size, in: db)
+            try Self.compare(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, after: lower, size: size, bySpan: bySpan, in: db)
         }
     }
 
     /// Compares the live rows with keys in `(after, upper]` (or to the end) with the shadow.
+    ///
+    /// The range holds `size` live rows (`upper`: the `size`-th key after `after`, read by
+    /// stepping over the rows before it), or — `bySpan`, for tables keyed by a unique integer
+    /// key — the keys from the first one after `after` to `size - 1` beyond it: at most `size`
+    /// rows, whose count comes with the join's, so that the range's rows are read once instead
+    /// of twice (the step over them was about 13 % of the verification). The caller turns
+    /// `bySpan` off when the keys prove sparse.
     static func compare(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], after lower: Int64, size: Int,
-                        in db: Database) throws -> VerifiedRange {
+                        bySpan: Bool = false, in db: Database) throws -> VerifiedRange {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
-        let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [lower, size - 1])
+        let keyed = keyColumn != "rowid" && conflictKey == [keyColumn]
+        let spans = bySpan && keyed
+        let upper: Int64?
+        if spans {
+            let first = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1", arguments: [lower])
+            let last = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) ORDER BY \(key) DESC LIMIT 1")
+            let (end, overflow) = (first ?? lower).addingReportingOverflow(Int64(size - 1))
+            upper = first == nil || overflow || last.map({ end >= $0 }) ?? true ? nil : end
+        } else {
+            upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [lower, size - 1])
+        }
         let bound = upper.map { "AND l.\(key) <= \($0)" } ?? ""
         let compared = rewrite.columns.filter { !rewrite.retypedColumns.contains($0) && !conflictKey.contains($0) }
-        if keyColumn != "rowid", conflictKey == [keyColumn] {
+        // The live rows of the range: `size` when it ends at the size-th key (same snapshot);
+        // counted when it runs to the end or is a span.
+        var live: Int64? = upper != nil && !spans ? Int64(size) : nil
+        if keyed {
             // Both tables keyed by the same unique key: the range matches when every live row
             // has a shadow row with its key and values (one join, about a third cheaper than a
             // correlated `NOT EXISTS` per row) and both hold as many rows. Only a range that
             // does not is looked at row by row below, to name its first difference.
             let equal = compared.map { " AND s.\(quoteIdentifier($0)) IS l.\(quoteIdentifier($0))" }.joined()
-            let matched = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) l JOIN \(s) s ON s.\(key) = l.\(key) WHERE l.\(key) > ? \(bound)\(equal)",
-                                             arguments: [lower]) ?? 0
-            let live = upper == nil ? try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [lower]) ?? 0 : Int64(size)
+            let counts = try Row.fetchOne(db, sql: "SELECT count(*), count(s.\(key)) FROM \(t) l LEFT JOIN \(s) s ON s.\(key) = l.\(key)\(equal) WHERE l.\(key) > ? \(bound)",
+                                          arguments: [lower])
+            let rows: Int64 = counts?[0] ?? 0, matched: Int64 = counts?[1] ?? 0
+            if live == nil { live = rows }
             let shadow = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(s) WHERE \(key) > ? \(upper.map { "AND \(key) <= \($0)" } ?? "")", arguments: [lower]) ?? 0
-            if matched == live, shadow == live { return VerifiedRange(upper: upper, problem: nil) }
+            if matched == live, shadow == live { return VerifiedRange(upper: upper, rows: rows, bySpan: spans, problem: nil) }
         }
         let match = (conflictKey.map { "s.\(quoteIdentifier($0)) = l.\(quoteIdentifier($0))" }
             + compared.map { "s.\(quoteIdentifier($0)) IS l.\(quoteIdentifier($0))" }).joined(separator: " AND ")
@@ -107,9 +136,7 @@ extension DeferredFinisher {
         if keyColumn != "rowid" {
             // (Reached for these tables only when the join above found a difference.)
             let upperBound = upper.map { "AND \(key) <= \($0)" } ?? ""
-            // A range that ends at the size-th key after `lower` holds exactly `size` live rows
-            // (same snapshot): only the last range, which runs to the end, is counted.
-            let live = upper == nil ? try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [lower]) ?? 0 : Int64(size)
+            let live = try live ?? Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [lower]) ?? 0
             let shadow = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(s) WHERE \(key) > ? \(upperBound)", arguments: [lower]) ?? 0
             let range = "keys \(lower == Int64.min ? "from the first" : "after \(lower)") \(upper.map { "to \($0)" } ?? "to the last")"
             if live != shadow {
