@@ -180,4 +180,21 @@ struct DeferredCheckpointVacuumTests {
         #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 20_000)
         try store.close()
     }
+
+    @Test("a vacuum step that takes over half the batch's target halves the next; a quick one doubles it, up to 64 pages")
+    func vacuumStepAdapts() {
+        let target = Duration.milliseconds(3)
+        #expect(DeferredFinisher.vacuumStepPages(after: .milliseconds(25), pages: 64, target: target) == 32)
+        #expect(DeferredFinisher.vacuumStepPages(after: .milliseconds(2), pages: 32, target: target) == 16)
+        #expect(DeferredFinisher.vacuumStepPages(after: .milliseconds(9), pages: 1, target: target) == 1)
+        #expect(DeferredFinisher.vacuumStepPages(after: .milliseconds(1), pages: 16, target: target) == 16)
+        #expect(DeferredFinisher.vacuumStepPages(after: .microseconds(100), pages: 16, target: target) == 32)
+        #expect(DeferredFinisher.vacuumStepPages(after: .microseconds(100), pages: 64, target: target) == 64)
+        // Steps slowed down by a slow disk come down to what fits; then, quick again, back up.
+        var pages = DeferredFinisher.vacuumStep
+        for _ in 0..<10 { pages = DeferredFinisher.vacuumStepPages(after: .milliseconds(Int64(pages) / 8 + 1), pages: pages, target: target) }
+        #expect(pages <= 8)
+        for _ in 0..<10 { pages = DeferredFinisher.vacuumStepPages(after: .microseconds(50), pages: pages, target: target) }
+        #expect(pages == DeferredFinisher.vacuumStep)
+    }
 }

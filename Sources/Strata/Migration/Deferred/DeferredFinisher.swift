@@ -74,6 +74,8 @@ struct DeferredFinisher {
         var externalWrite: ContinuousClock.Instant?
         /// Idle batches that gave way to a client.
         var yielded = 0
+        /// Pages one `PRAGMA incremental_vacuum(N)` step moves (see ``vacuumStepPages(after:pages:target:)``).
+        var vacuumStep = DeferredFinisher.vacuumStep
     }
 
     /// Connection settings changed for the run, restored at its end.
