@@ -199,8 +199,9 @@ extension DeferredFinisher {
         return pages
     }
 
-    /// Frees pages in batches. A batch is one transaction of `PRAGMA incremental_vacuum(64)`
-    /// steps (each moves up to 64 pages from the end of the file into free slots; the file is
+    /// Frees pages in batches. A batch is one transaction of `PRAGMA incremental_vacuum(N)`
+    /// steps (each moves up to N ≤ 64 pages from the end of the file into free slots, N adapted
+    /// by ``vacuumStepPages(after:pages:target:)``; the file is
     /// truncated at the commit), as many as fit in the budget: **sized by measured time**, not
     /// by a page count. A page count adapted from earlier batches cannot bound a batch: the
     /// first batches only cut free pages off the end of the file (microseconds per page) and

@@ -22,7 +22,8 @@ import GRDBSQLite
 ///
 /// The buffer reads the store through an attachment of its own connection (a reader: it
 /// never writes the store); the store's writer attaches the buffer to merge from it. Every
-/// step is one SQL statement: no row passes through Swift.
+/// step is one SQL statement: no value written passes through Swift (the merge reads the runs'
+/// keys only to choose each batch's entries).
 final class IndexSortBuffer: Sendable {
     /// One key column: its name in the table, declared type, order.
     struct Key: Sendable {
@@ -46,10 +47,11 @@ final class IndexSortBuffer: Sendable {
     /// can lose: about 0.1 s of sorting, so that restarts a fraction of a second apart still
     /// progress). A larger table gets longer runs (``runSize(forRows:)``).
     static let runSize = 65_536
-    /// The most runs a build sorts into: every merge batch makes a few seeks per open run, so
-    /// their number bounds a batch's cost. With runs of ``runSize`` at 16M rows there were 245,
-    /// and a merge batch's seeks alone outran its budget: the build stalled (about 360 entries a
-    /// second). 64 runs: 16 at 1M rows, 64 from 4.2M rows on (250,000 entries each at 16M).
+    /// The most runs a build sorts into: the merge keeps a read-ahead of every open run in
+    /// memory and its append names each one, so their number bounds its memory and a batch's
+    /// statement. (When each merge batch still sought its bound in every run, 245 runs of
+    /// ``runSize`` at 16M rows stalled the build at about 360 entries a second.) 64 runs: 16 at
+    /// 1M rows, 64 from 4.2M rows on (250,000 entries each at 16M).
     static let maxRuns = 64
 
     /// The run size for a table of about `rows` rows: ``runSize``, or longer so that the table
