@@ -212,8 +212,8 @@ struct IndexSortBufferTests {
         }
     }
 
-    /// A merge batch seeks in every open run, so the number of runs bounds its cost: a large
-    /// table gets longer runs instead of more (at 16M rows, 245 runs of 65,536 stalled the merge).
+    /// The merge keeps a read-ahead of every open run and names each in its append, so the
+    /// number of runs is bounded: a large table gets longer runs instead of more.
     @Test("a large table is sorted into at most maxRuns runs; a small one into runs of runSize")
     func runCountIsBounded() {
         #expect(IndexSortBuffer.runSize(forRows: 0) == IndexSortBuffer.runSize)
