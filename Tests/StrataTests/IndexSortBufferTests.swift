@@ -11,16 +11,41 @@ struct IndexSortBufferTests {
     static let keys = [IndexSortBuffer.Key(column: "k", type: "TEXT", descending: false),
                        IndexSortBuffer.Key(column: "n", type: "INTEGER", descending: true)]
 
-    /// A store file with 5,000 rows over 4 values of `k` and 7 of `n`.
-    static func storeFile(in directory: TemporaryDirectory) throws -> URL {
+    /// A store file with `rows` rows over `groups` values of `k` and 7 of `n`.
+    static func storeFile(in directory: TemporaryDirectory, rows: Int = 5000, groups: Int = 4) throws -> URL {
         let url = directory.file("store.sqlite")
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE t (k TEXT, n INTEGER, v)")
-            try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 5000) INSERT INTO t SELECT 'c' || (i % 4), i % 7, i FROM s")
+            try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?) INSERT INTO t SELECT 'c' || (i % ?), i % 7, i FROM s",
+                           arguments: [rows, groups])
         }
         try queue.close()
         return url
+    }
+
+    /// Sorts all of `t` into runs of `size`; returns how many.
+    static func sortAll(_ buffer: IndexSortBuffer, size: Int) throws -> Int {
+        var after: Int64? = nil
+        var runs = 0
+        while true {
+            let result = try #require(try buffer.sortRun(runs, from: "t", after: after, size: size, shouldContinue: { true }))
+            runs += 1
+            guard let upper = result.upper else { return runs }
+            after = upper
+        }
+    }
+
+    /// The store's writer as the merge uses it: the container `c` and the changed rows `ch`
+    /// made, the buffer at `bufferPath` attached.
+    static func mergeWriter(_ url: URL, bufferPath: String) throws -> DatabaseQueue {
+        let writer = try DatabaseQueue(path: url.path)
+        try writer.write { db in
+            try db.execute(sql: "CREATE TABLE c (k0 TEXT, k1 INTEGER, rowid_ INTEGER, PRIMARY KEY (k0, k1 DESC, rowid_)) WITHOUT ROWID")
+            try db.execute(sql: "CREATE TABLE ch (rid INTEGER PRIMARY KEY)")
+        }
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [bufferPath]) }
+        return writer
     }
 
     @Test("runs merged in batches append exactly the index's order; a reopened buffer keeps the runs the ledger knows")
@@ -48,26 +73,16 @@ struct IndexSortBufferTests {
         #expect(other.isNew)
         other.close()
         buffer = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "7 c", runs: 0)
-        var after: Int64? = nil
-        var runs = 0
-        while true {
-            let result = try #require(try buffer.sortRun(runs, from: "t", after: after, size: 1300, shouldContinue: { true }))
-            runs += 1
-            guard let upper = result.upper else { break }
-            after = upper
-        }
+        let runs = try Self.sortAll(buffer, size: 1300)
         #expect(runs == 4)
         let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs))
         #expect(merge.lengths.reduce(0, +) == 5000)
 
-        let writer = try DatabaseQueue(path: url.path)
+        let writer = try Self.mergeWriter(url, bufferPath: path)
         let expected: [[Int64]] = try writer.write { db in
-            try db.execute(sql: "CREATE TABLE c (k0 TEXT, k1 INTEGER, rowid_ INTEGER, PRIMARY KEY (k0, k1 DESC, rowid_)) WITHOUT ROWID")
-            try db.execute(sql: "CREATE TABLE ch (rid INTEGER PRIMARY KEY)")
             try db.execute(sql: "INSERT INTO ch VALUES (17), (4000)")   // changed rows: the triggers' business
             return try Row.fetchAll(db, sql: "SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid").map { [Int64(String(($0[0] as String).dropFirst()))!, $0[1] as Int64, $0[2] as Int64] }
         }
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [path]) }
         var positions = Array(repeating: Int64(0), count: runs)
         var batches = 0
         while positions != merge.lengths {
@@ -101,81 +116,57 @@ struct IndexSortBufferTests {
     @Test("a merge batch of 16 entries over 64 runs reads the runs in chunks, not with seeks in every run; each batch takes exactly its size")
     func mergeBatchCostIsBoundedByItsEntries() throws {
         let directory = TemporaryDirectory("sortmerge-cost")
-        let url = directory.file("store.sqlite")
-        let queue = try DatabaseQueue(path: url.path)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE t (k TEXT, n INTEGER)")
-            // 12,790 rows over 3 values of k: one key group spans every run.
-            try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 12790) INSERT INTO t SELECT 'c' || (i % 3), (i * 7919) % 1000 FROM s")
-        }
-        try queue.close()
+        // 12,790 rows over 3 values of k: one key group spans every run.
+        let url = try Self.storeFile(in: directory, rows: 12_790, groups: 3)
         let path = directory.file("buffer.sort").path
         let buffer = try IndexSortBuffer(path: path, storePath: url.path, keys: Self.keys, identity: "1 c", runs: 0)
         defer { buffer.discard() }
-        var after: Int64? = nil
-        var runs = 0
-        while true {
-            let result = try #require(try buffer.sortRun(runs, from: "t", after: after, size: 200, shouldContinue: { true }))
-            runs += 1
-            guard let upper = result.upper else { break }
-            after = upper
-        }
+        let runs = try Self.sortAll(buffer, size: 200)
         #expect(runs == 64)
-        let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs), chunk: 128)
-        let writer = try DatabaseQueue(path: url.path)
-        try writer.write { db in
-            try db.execute(sql: "CREATE TABLE c (k0 TEXT, k1 INTEGER, rowid_ INTEGER, PRIMARY KEY (k0, k1 DESC, rowid_)) WITHOUT ROWID")
-            try db.execute(sql: "CREATE TABLE ch (rid INTEGER PRIMARY KEY)")
+        let writer = try Self.mergeWriter(url, bufferPath: path)
+        func entries(_ sql: String) throws -> [String] {
+            try writer.read { db in try Row.fetchAll(db, sql: sql).map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" } }
         }
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE ? AS \(IndexSortBuffer.attachment)", arguments: [path]) }
-        let statements = Mutex(0)
-        var positions = Array(repeating: Int64(0), count: runs)
-        var batches = 0
-        while positions != merge.lengths {
-            try writer.write { db in
-                db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
-                let next = try merge.next(after: positions, size: 16, in: db)
-                db.trace(options: [])
-                #expect(Int(zip(positions, next).reduce(Int64(0)) { $0 + $1.1 - $1.0 }) == min(16, 12790 - Int(positions.reduce(0, +))))
-                let (sql, arguments) = merge.appendSQL(from: positions, to: next, container: "c", changes: "ch")
-                try db.cachedStatement(sql: sql).execute(arguments: arguments)
-                positions = next
+        let expected = try entries("SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid")
+        /// Merges every run in batches of 16 (filled ahead through the buffer's own connection
+        /// before each, with `prefill`); returns the batches and the statements they made on
+        /// the writer outside their appends.
+        func mergeAll(_ merge: SortedRunMerge, prefill: Bool) throws -> (batches: Int, statements: Int) {
+            try writer.write { db in try db.execute(sql: "DELETE FROM c") }
+            let statements = Mutex(0)
+            var positions = Array(repeating: Int64(0), count: runs)
+            var batches = 0
+            while positions != merge.lengths {
+                let from = positions
+                if prefill { try buffer.read { db in try merge.prefill(after: from, in: db) } }
+                try writer.write { db in
+                    db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
+                    let next = try merge.next(after: from, size: 16, in: db)
+                    db.trace(options: [])
+                    #expect(Int(zip(from, next).reduce(Int64(0)) { $0 + $1.1 - $1.0 }) == min(16, 12790 - Int(from.reduce(0, +))))
+                    let (sql, arguments) = merge.appendSQL(from: from, to: next, container: "c", changes: "ch")
+                    try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                    positions = next
+                }
+                batches += 1
             }
-            batches += 1
+            return (batches, statements.withLock { $0 })
         }
-        #expect(batches == 800)
+
+        let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs), chunk: 128)
+        let inBatch = try mergeAll(merge, prefill: false)
+        #expect(inBatch.batches == 800)
         // Two chunks of 128 per run of 200 (the last 190) entries; the seeks made about 300 statements a batch.
         #expect(merge.chunkReads == 128)
-        #expect(statements.withLock { $0 } == 128)
-        let order = try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT k0, k1, rowid_ FROM c").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" }
-        }
-        let expected = try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" }
-        }
-        #expect(order == expected)
+        #expect(inBatch.statements == 128)
+        #expect(try entries("SELECT k0, k1, rowid_ FROM c") == expected)
 
         // Filled ahead through the buffer's own connection before each batch (as the finisher
         // does, outside the store's write lock), the batches read nothing while they hold it.
-        try writer.write { db in try db.execute(sql: "DELETE FROM c") }
         let prefilled = SortedRunMerge(keys: Self.keys, lengths: merge.lengths, chunk: 128)
-        statements.withLock { $0 = 0 }
-        positions = Array(repeating: Int64(0), count: runs)
-        while positions != prefilled.lengths {
-            let from = positions
-            try buffer.read { db in try prefilled.prefill(after: from, in: db) }
-            try writer.write { db in
-                db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
-                let next = try prefilled.next(after: positions, size: 16, in: db)
-                db.trace(options: [])
-                let (sql, arguments) = prefilled.appendSQL(from: positions, to: next, container: "c", changes: "ch")
-                try db.cachedStatement(sql: sql).execute(arguments: arguments)
-                positions = next
-            }
-        }
-        #expect(statements.withLock { $0 } == 0)
+        #expect(try mergeAll(prefilled, prefill: true).statements == 0)
         #expect(prefilled.chunkReads >= 128)
-        #expect(try writer.read { db in try Row.fetchAll(db, sql: "SELECT k0, k1, rowid_ FROM c").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as Int64)" } } == expected)
+        #expect(try entries("SELECT k0, k1, rowid_ FROM c") == expected)
         try writer.close()
     }
 
