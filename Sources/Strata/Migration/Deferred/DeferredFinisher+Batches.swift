@@ -58,6 +58,7 @@ extension DeferredFinisher {
     /// (a write batch) adds to ``FinishReport/idleBatches`` when it begins idle; a verify batch
     /// (a read snapshot, not one of ``FinishReport/batches``) does not.
     func beginBatch(_ step: TaskStep, counted: Bool = true) {
+        pacing.writerWait = .zero
         var idle = false
         if let active = options.clientsActive, !active() {
             let needed = quietNeeded

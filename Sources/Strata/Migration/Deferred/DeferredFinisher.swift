@@ -76,6 +76,9 @@ struct DeferredFinisher {
         var yielded = 0
         /// Pages one `PRAGMA incremental_vacuum(N)` step moves (see ``vacuumStepPages(after:pages:target:)``).
         var vacuumStep = DeferredFinisher.vacuumStep
+        /// How long the batch in flight waited for the writer connection (a client's call
+        /// before it in the writer's queue): not the batch's work, not counted in its time.
+        var writerWait: Duration = .zero
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -266,8 +269,10 @@ struct DeferredFinisher {
         let step = Self.stepName(label)
         // Recorded on a throw too: a batch rolled back after its time limit held the lock as long.
         defer { lockHolds.record(held, step: step) }
+        let requested = ContinuousClock.now
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
+            pacing.writerWait += start - requested
             defer { held = ContinuousClock.now - start }
             return try body(db)
         }
@@ -393,7 +398,11 @@ struct DeferredFinisher {
         step.counters.batches += 1
         step.counters.rows += rows
         step.session.unlimitedNext = false
-        adapt(step.counters, elapsed: ContinuousClock.now - started, limit: limit)
+        // The batch's own time: the writer's queue (clients' calls ahead of it) is not its
+        // work, and counting it would shrink batches exactly when clients are busy.
+        let elapsed = ContinuousClock.now - started - pacing.writerWait
+        pacing.writerWait = .zero
+        adapt(step.counters, elapsed: max(.zero, elapsed), limit: limit)
         step.session.checkpointer?.checkpointIfDue()
         trimWALIfDue(step.session)
         report(step.entry, rowsDone: rowsDone, state: done ? .done : .running, index: step.index, of: step.total)
