@@ -101,6 +101,56 @@ struct DeferredVerifyTests {
         }
     }
 
+    /// The copy into the shadow takes key spans too while the keys are dense (no `OFFSET` step
+    /// over each batch's rows), and ranges of rows once they prove sparse. Either way every row
+    /// arrives, with writes made between batches (an update, an insert past the copy, a
+    /// delete of a copied row): the verification before the swap would refuse a missing one.
+    @Test("the copy takes key spans while keys are dense, ranges of rows when sparse; every row arrives", arguments: [1, 1_000_003])
+    func copyBySpansAndByRows(keyStep: Int) async throws {
+        let directory = TemporaryDirectory("copy-spans")
+        let url = directory.file("store.sqlite")
+        try Self.seeded(url, keyStep: keyStep)
+        let store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        let offsets = Mutex(0), copies = Mutex(0)
+        try await store.database.writeWithoutTransaction { db in
+            db.trace(options: .statement) { event in
+                guard case .statement(let statement) = event else { return }
+                if statement.sql.contains(#"FROM "Aircraft" WHERE "_pk" > ? ORDER BY "_pk" LIMIT 1 OFFSET"#) { offsets.withLock { $0 += 1 } }
+                if statement.sql.hasPrefix(#"INSERT OR IGNORE INTO "_strata_rewrite_Aircraft""#) { copies.withLock { $0 += 1 } }
+            }
+        }
+        let last = 1 + (Self.rows - 1) * keyStep
+        let asked = Mutex(0)
+        // Between batches, as a client would: the first row changed, a row added past the last
+        // key, the 1,000th row (copied by then) deleted.
+        let options = FinishOptions(batchBudget: .milliseconds(1), shouldContinue: {
+            let n = asked.withLock { $0 += 1; return $0 }
+            try? store.syncWrite { db in
+                switch n {
+                case 3: try db.execute(sql: #"UPDATE "Aircraft" SET "seats" = 77 WHERE "_pk" = 1"#)
+                case 4: try db.execute(sql: #"INSERT INTO "Aircraft" ("_pk", "tailNumber", "seats", "owner_id") VALUES (?, 'late', 5, 1)"#, arguments: [last + 1])
+                case 12: try db.execute(sql: #"DELETE FROM "Aircraft" WHERE "_pk" = ?"#, arguments: [1 + 999 * keyStep])
+                default: break
+                }
+            }
+            return true
+        })
+        let report = try await store.finishDeferredMigration(options)
+        #expect(report.tasksRemaining == 0)
+        let rows = try Self.liveRows(store)
+        #expect(rows.count == Self.rows)
+        #expect(rows.first == "1|T-1|77")
+        #expect(rows.last == "\(last + 1)|late|5")
+        #expect(!rows.contains { $0.hasPrefix("\(1 + 999 * keyStep)|") })
+        #expect(copies.withLock { $0 } > 3, "the copy took several batches")
+        if keyStep == 1 {
+            #expect(offsets.withLock { $0 } == 0, "dense keys: every batch a key span")
+        } else {
+            #expect(offsets.withLock { $0 } > 0, "sparse keys: ranges of rows")
+        }
+    }
+
     static func liveRows(_ store: PersistentStore) throws -> [String] {
         try store.syncRead { db in
             try String.fetchAll(db, sql: #"SELECT "_pk" || '|' || "tailNumber" || '|' || ifnull("seats", 'NULL') FROM "Aircraft" ORDER BY "_pk""#)

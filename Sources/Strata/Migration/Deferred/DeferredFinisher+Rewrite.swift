@@ -18,9 +18,11 @@ extension DeferredFinisher {
                     store.logger.info("copied \(rewrite.table) into its shadow", metadata: ["strata.ms": "\(Self.milliseconds(ContinuousClock.now - copyStart))", "strata.rows": "\(state.rowsDone)"])
                 }
             }
+            // Ranges by key span while the keys prove dense (see ``copyBatch``).
+            var bySpan = keyColumn != "rowid" && conflictKey == [keyColumn]
             let copied = try await runBatches(step) { size in
                 let before = state.rowsDone
-                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, state: &state, step: step)
+                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, bySpan: &bySpan, state: &state, step: step)
                 return BatchOutcome(rows: state.rowsDone - before, rowsDone: state.rowsDone, done: done)
             }
             guard copied else { return false }
@@ -113,18 +115,43 @@ extension DeferredFinisher {
 
     /// Copies the next batch of rows (by key) into the shadow and records progress; returns
     /// true when no rows were left to copy.
-    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
+    ///
+    /// A batch is the next `size` rows, its last key found by stepping over them (`OFFSET`) —
+    /// or, `bySpan` (a table keyed by a unique integer key), the keys from the first one left
+    /// to `size - 1` beyond it: at most `size` rows, read once instead of twice (the step over
+    /// them cost about 7 % of the copy). A span that holds under half its size turns `bySpan`
+    /// off for the rest of the copy: sparse keys would make batches of a few rows.
+    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, bySpan: inout Bool,
+                           state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
         let columns = rewrite.columns.map(quoteIdentifier).joined(separator: ", ")
         var next = state
-        let finished: Bool = try batch(step.session, interruptible: true) { db in
-            var finished = false
+        let spans = bySpan
+        let (finished, sparse): (Bool, Bool) = try batch(step.session, interruptible: true) { db in
+            var finished = false, sparse = false
             let last = next.lastKey ?? Int64.min
-            if let upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [last, size - 1]) {
-                try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key)", arguments: [last, upper])
+            let upper: Int64?
+            if spans {
+                let first = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1"), arguments: [last])
+                let greatest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(t) ORDER BY \(key) DESC LIMIT 1"))
+                let (end, overflow) = (first ?? last).addingReportingOverflow(Int64(size - 1))
+                upper = first == nil || overflow || greatest.map({ end >= $0 }) ?? true ? nil : end
+            } else {
+                upper = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?"), arguments: [last, size - 1])
+            }
+            if let upper {
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key)")
+                    .execute(arguments: [last, upper])
                 next.lastKey = upper
-                next.rowsDone += Int64(size)
+                if spans {
+                    // The rows copied (a row the triggers had written already is not counted).
+                    let copied = db.changesCount
+                    next.rowsDone += Int64(copied)
+                    sparse = copied < size / 2
+                } else {
+                    next.rowsDone += Int64(size)
+                }
             } else {
                 let remaining = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(t) WHERE \(key) > ?", arguments: [last]) ?? 0
                 try db.execute(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? ORDER BY \(key)", arguments: [last])
@@ -135,9 +162,10 @@ extension DeferredFinisher {
             }
             FaultInjection.point("rewrite.mid-batch")
             try DeferredLedger.saveProgress(next, id: step.id, in: db)
-            return finished
+            return (finished, sparse)
         }
         state = next
+        if sparse { bySpan = false }
         FaultInjection.point("rewrite.between-batches")
         return finished
     }
