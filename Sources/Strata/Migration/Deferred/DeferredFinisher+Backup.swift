@@ -79,6 +79,7 @@ extension DeferredFinisher {
         while true {
             guard await mayContinue() else { return false }
             let batchStart = ContinuousClock.now
+            pacing.writerWait = .zero
             let snapshot = try reader.begin()
             let first = Int(progress.lastKey ?? 0) + 1
             let last = min(snapshot.pageCount, first + step.counters.batchSize - 1)
