@@ -11,10 +11,12 @@ struct IndexSortBufferTests {
     static let keys = [IndexSortBuffer.Key(column: "k", type: "TEXT", descending: false),
                        IndexSortBuffer.Key(column: "n", type: "INTEGER", descending: true)]
 
-    /// A store file with `rows` rows over `groups` values of `k` and 7 of `n`.
+    /// A store file with `rows` rows over `groups` values of `k` and 7 of `n`, in WAL mode as
+    /// a store is (the buffer's connection may read while the store's writer commits).
     static func storeFile(in directory: TemporaryDirectory, rows: Int = 5000, groups: Int = 4) throws -> URL {
         let url = directory.file("store.sqlite")
         let queue = try DatabaseQueue(path: url.path)
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE t (k TEXT, n INTEGER, v)")
             try db.execute(sql: "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?) INSERT INTO t SELECT 'c' || (i % ?), i % 7, i FROM s",
@@ -129,28 +131,40 @@ struct IndexSortBufferTests {
         }
         let expected = try entries("SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid")
         /// Merges every run in batches of 16 (filled ahead through the buffer's own connection
-        /// before each, with `prefill`); returns the batches and the statements they made on
-        /// the writer outside their appends.
-        func mergeAll(_ merge: SortedRunMerge, prefill: Bool) throws -> (batches: Int, statements: Int) {
+        /// before each, with `prefill`; and, with `overlap`, for the next batch on another
+        /// thread while each appends, as the finisher does: wait for that read-ahead before the
+        /// commit); returns the batches, the
+        /// statements they made on the writer outside their appends, and the chunks read
+        /// before the batches (not in the overlap).
+        func mergeAll(_ merge: SortedRunMerge, prefill: Bool, overlap: SortedRunMerge.Overlap? = nil) throws -> (batches: Int, statements: Int, readBefore: Int) {
             try writer.write { db in try db.execute(sql: "DELETE FROM c") }
             let statements = Mutex(0)
             var positions = Array(repeating: Int64(0), count: runs)
-            var batches = 0
+            var batches = 0, readBefore = 0
             while positions != merge.lengths {
                 let from = positions
+                overlap?.wait()
+                let reads = merge.chunkReads
                 if prefill { try buffer.read { db in try merge.prefill(after: from, in: db) } }
+                readBefore += merge.chunkReads - reads
                 try writer.write { db in
                     db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
                     let next = try merge.next(after: from, size: 16, in: db)
                     db.trace(options: [])
+                    if let overlap, next != merge.lengths {
+                        overlap.start { _ = try? buffer.read { db in try merge.prefill(after: next, in: db) } }
+                    }
                     #expect(Int(zip(from, next).reduce(Int64(0)) { $0 + $1.1 - $1.0 }) == min(16, 12790 - Int(from.reduce(0, +))))
                     let (sql, arguments) = merge.appendSQL(from: from, to: next, container: "c", changes: "ch")
                     try db.cachedStatement(sql: sql).execute(arguments: arguments)
                     positions = next
+                    // Ended before the commit: the buffer's connection must not hold its read
+                    // lock then (the writer's write transaction covers the attached buffer).
+                    overlap?.wait()
                 }
                 batches += 1
             }
-            return (batches, statements.withLock { $0 })
+            return (batches, statements.withLock { $0 }, readBefore)
         }
 
         let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs), chunk: 128)
@@ -166,6 +180,15 @@ struct IndexSortBufferTests {
         let prefilled = SortedRunMerge(keys: Self.keys, lengths: merge.lengths, chunk: 128)
         #expect(try mergeAll(prefilled, prefill: true).statements == 0)
         #expect(prefilled.chunkReads >= 128)
+        #expect(try entries("SELECT k0, k1, rowid_ FROM c") == expected)
+
+        // Filled for the next batch while each batch appends: the reads before the batches are
+        // the first batch's (one chunk per run); every later chunk was read in the overlap.
+        let overlapped = SortedRunMerge(keys: Self.keys, lengths: merge.lengths, chunk: 128)
+        let run = try mergeAll(overlapped, prefill: true, overlap: SortedRunMerge.Overlap())
+        #expect(run.statements == 0)
+        #expect(run.readBefore == runs, "chunks read before a batch instead of in the overlap: \(run.readBefore)")
+        #expect(overlapped.chunkReads >= 128)
         #expect(try entries("SELECT k0, k1, rowid_ FROM c") == expected)
         try writer.close()
     }

@@ -281,6 +281,7 @@ extension DeferredFinisher {
         let merge = SortedRunMerge(keys: buffer.keys, lengths: try buffer.runLengths(runCount))
         try attach(buffer)
         defer { detach() }
+        let overlap = SortedRunMerge.Overlap()
         if build.merged?.count != runCount { build.merged = Array(repeating: 0, count: runCount) }
         let merged = build.merged == merge.lengths ? true : try await runBatches(step) { size in
             let from = build.merged!
@@ -289,6 +290,14 @@ extension DeferredFinisher {
             try buffer.read { db in try merge.prefill(after: from, in: db) }
             let count: Int64 = try batch(step.session, interruptible: true) { db in
                 let to = try merge.next(after: from, size: size, in: db)
+                // The next batch's read-ahead, on another thread while this one appends (a
+                // failure there only leaves the next batch to read its chunks itself). It ends
+                // before the commit: the batch's write transaction covers the attached buffer,
+                // and its COMMIT would find the buffer's connection holding a read lock.
+                if to != merge.lengths {
+                    overlap.start { _ = try? buffer.read { db in try merge.prefill(after: to, in: db) } }
+                }
+                defer { overlap.wait() }
                 let (sql, arguments) = merge.appendSQL(from: from, to: to, container: build.container, changes: build.changes)
                 try db.cachedStatement(sql: sql).execute(arguments: arguments)
                 candidate.merged = to

@@ -260,3 +260,39 @@ final class SortedRunMerge {
             """, StatementArguments(arguments))
     }
 }
+
+extension SortedRunMerge {
+    /// The next batch's read-ahead, made on another thread while a batch appends. The append
+    /// copies the runs' ranges with SQL and never reads the read-ahead, so the two overlap:
+    /// before, each batch first read ahead (0.38 s of a 1M-row merge's 2.5 s with clients
+    /// writing), then appended. The merge is used by one thread at a time: ``start(_:)`` hands
+    /// it over, ``wait()`` takes it back, before anything else touches it — and before the
+    /// batch commits: its write transaction covers the attached buffer (`BEGIN IMMEDIATE`), and
+    /// a COMMIT that finds the buffer's own connection holding a read lock fails with
+    /// `SQLITE_BUSY`.
+    final class Overlap: @unchecked Sendable {
+        private static let queue = DispatchQueue(label: "strata.merge.read-ahead")
+        private let group = DispatchGroup()
+        /// Touched only by the thread that owns the merge.
+        private var pending = false
+
+        /// Runs `work` on the read-ahead thread (after any earlier work has ended).
+        func start(_ work: @escaping () -> Void) {
+            wait()
+            nonisolated(unsafe) let work = work
+            pending = true
+            group.enter()
+            Self.queue.async { [group] in
+                work()
+                group.leave()
+            }
+        }
+
+        /// Waits for the work started last, if any.
+        func wait() {
+            guard pending else { return }
+            group.wait()
+            pending = false
+        }
+    }
+}
