@@ -147,7 +147,8 @@ enum DeferredLedger {
 
     static func saveProgress(_ progress: Progress, id: Int64, state: DeferredTask.State = .running, in db: Database) throws {
         let json = String(decoding: try JSONEncoder().encode(progress), as: UTF8.self)
-        try db.execute(sql: "UPDATE \(table) SET progress = ?, state = ? WHERE id = ?", arguments: [json, state.rawValue, id])
+        // A cached statement: every batch saves its progress.
+        try db.cachedStatement(sql: "UPDATE \(table) SET progress = ?, state = ? WHERE id = ?").execute(arguments: [json, state.rawValue, id])
     }
 
     static func complete(id: Int64, in db: Database) throws {
