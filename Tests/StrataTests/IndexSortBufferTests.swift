@@ -131,21 +131,24 @@ struct IndexSortBufferTests {
         }
         let expected = try entries("SELECT k, n, rowid FROM t ORDER BY k, n DESC, rowid")
         /// Merges every run in batches of 16 (filled ahead through the buffer's own connection
-        /// before each, with `prefill`; and, with `overlap`, for the next batch on another
-        /// thread while each appends, as the finisher does: wait for that read-ahead before the
-        /// commit); returns the batches, the
-        /// statements they made on the writer outside their appends, and the chunks read
-        /// before the batches (not in the overlap).
-        func mergeAll(_ merge: SortedRunMerge, prefill: Bool, overlap: SortedRunMerge.Overlap? = nil) throws -> (batches: Int, statements: Int, readBefore: Int) {
+        /// before each when a run runs low, with `prefill`; and, with `overlap`, for the next
+        /// batch on another thread while each appends, as the finisher does: wait for that
+        /// read-ahead before the commit); returns the batches, the statements they made on the
+        /// writer outside their appends, the chunks read before the batches (not in the
+        /// overlap) and how many reads of the buffer were opened before them.
+        func mergeAll(_ merge: SortedRunMerge, prefill: Bool, overlap: SortedRunMerge.Overlap? = nil) throws -> (batches: Int, statements: Int, readBefore: Int, reads: Int) {
             try writer.write { db in try db.execute(sql: "DELETE FROM c") }
             let statements = Mutex(0)
             var positions = Array(repeating: Int64(0), count: runs)
-            var batches = 0, readBefore = 0
+            var batches = 0, readBefore = 0, prefillReads = 0
             while positions != merge.lengths {
                 let from = positions
                 overlap?.wait()
                 let reads = merge.chunkReads
-                if prefill { try buffer.read { db in try merge.prefill(after: from, in: db) } }
+                if prefill, merge.needsPrefill(after: from) {
+                    try buffer.read { db in try merge.prefill(after: from, in: db) }
+                    prefillReads += 1
+                }
                 readBefore += merge.chunkReads - reads
                 try writer.write { db in
                     db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } }
@@ -164,7 +167,7 @@ struct IndexSortBufferTests {
                 }
                 batches += 1
             }
-            return (batches, statements.withLock { $0 }, readBefore)
+            return (batches, statements.withLock { $0 }, readBefore, prefillReads)
         }
 
         let merge = SortedRunMerge(keys: Self.keys, lengths: try buffer.runLengths(runs), chunk: 128)
@@ -188,6 +191,9 @@ struct IndexSortBufferTests {
         let run = try mergeAll(overlapped, prefill: true, overlap: SortedRunMerge.Overlap())
         #expect(run.statements == 0)
         #expect(run.readBefore == runs, "chunks read before a batch instead of in the overlap: \(run.readBefore)")
+        // Only the first batch opened a read of the buffer before it: none held the buffer's
+        // lock between batches, when clients commit.
+        #expect(run.reads == 1, "\(run.reads) reads of the buffer between batches")
         #expect(overlapped.chunkReads >= 128)
         #expect(try entries("SELECT k0, k1, rowid_ FROM c") == expected)
         try writer.close()

@@ -287,7 +287,7 @@ extension DeferredFinisher {
             let from = build.merged!
             var candidate = build
             var next = state
-            try buffer.read { db in try merge.prefill(after: from, in: db) }
+            if merge.needsPrefill(after: from) { try buffer.read { db in try merge.prefill(after: from, in: db) } }
             let count: Int64 = try batch(step.session, interruptible: true) { db in
                 let to = try merge.next(after: from, size: size, in: db)
                 // The next batch's read-ahead, on another thread while this one appends (a
