@@ -78,8 +78,7 @@ extension DeferredFinisher {
         step.counters.batchSize = 64   // pages; adapts to the budget
         while true {
             guard await mayContinue() else { return false }
-            let batchStart = ContinuousClock.now
-            pacing.writerWait = .zero
+            let batchStart = batchClockStarts()
             let snapshot = try reader.begin()
             let first = Int(progress.lastKey ?? 0) + 1
             let last = min(snapshot.pageCount, first + step.counters.batchSize - 1)

@@ -27,7 +27,7 @@ extension DeferredFinisher {
         while true {
             guard await mayContinue() else { return false }
             beginBatch(step)
-            let started = ContinuousClock.now
+            let started = batchClockStarts()
             let outcome: BatchOutcome
             do {
                 outcome = try body(step.counters.batchSize)
@@ -58,7 +58,6 @@ extension DeferredFinisher {
     /// (a write batch) adds to ``FinishReport/idleBatches`` when it begins idle; a verify batch
     /// (a read snapshot, not one of ``FinishReport/batches``) does not.
     func beginBatch(_ step: TaskStep, counted: Bool = true) {
-        pacing.writerWait = .zero
         var idle = false
         if let active = options.clientsActive, !active() {
             let needed = quietNeeded

@@ -249,8 +249,7 @@ extension DeferredFinisher {
             let runSize = IndexSortBuffer.runSize(forRows: span)
             while true {
                 guard await mayContinue() else { return nil }
-                let batchStart = ContinuousClock.now
-                pacing.writerWait = .zero
+                let batchStart = batchClockStarts()
                 let n = build.runs ?? 0
                 guard let (upper, sawNull) = try buffer.sortRun(n, from: build.table, after: build.collected, size: runSize,
                                                                shouldContinue: options.shouldContinue, interruptRequested: options.interruptRequested) else {

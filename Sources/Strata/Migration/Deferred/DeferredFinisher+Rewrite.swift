@@ -131,16 +131,7 @@ extension DeferredFinisher {
         let (finished, sparse): (Bool, Bool) = try batch(step.session, interruptible: true) { db in
             var finished = false, sparse = false
             let last = next.lastKey ?? Int64.min
-            let upper: Int64?
-            if spans {
-                let first = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1"), arguments: [last])
-                let greatest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(t) ORDER BY \(key) DESC LIMIT 1"))
-                let (end, overflow) = (first ?? last).addingReportingOverflow(Int64(size - 1))
-                upper = first == nil || overflow || greatest.map({ end >= $0 }) ?? true ? nil : end
-            } else {
-                upper = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?"), arguments: [last, size - 1])
-            }
-            if let upper {
+            if let upper = try Self.rangeEnd(of: t, key: key, after: last, size: size, bySpan: spans, in: db) {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(s) (\(columns)) SELECT \(columns) FROM \(t) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key)")
                     .execute(arguments: [last, upper])
                 next.lastKey = upper

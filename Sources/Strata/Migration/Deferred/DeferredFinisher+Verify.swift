@@ -97,15 +97,7 @@ extension DeferredFinisher {
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
         let keyed = keyColumn != "rowid" && conflictKey == [keyColumn]
         let spans = bySpan && keyed
-        let upper: Int64?
-        if spans {
-            let first = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1", arguments: [lower])
-            let last = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) ORDER BY \(key) DESC LIMIT 1")
-            let (end, overflow) = (first ?? lower).addingReportingOverflow(Int64(size - 1))
-            upper = first == nil || overflow || last.map({ end >= $0 }) ?? true ? nil : end
-        } else {
-            upper = try Int64.fetchOne(db, sql: "SELECT \(key) FROM \(t) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?", arguments: [lower, size - 1])
-        }
+        let upper = try rangeEnd(of: t, key: key, after: lower, size: size, bySpan: spans, in: db)
         let bound = upper.map { "AND l.\(key) <= \($0)" } ?? ""
         let compared = rewrite.columns.filter { !rewrite.retypedColumns.contains($0) && !conflictKey.contains($0) }
         // The live rows of the range: `size` when it ends at the size-th key (same snapshot);
@@ -151,6 +143,21 @@ extension DeferredFinisher {
             if live != shadow { return VerifiedRange(upper: nil, problem: "\(live) rows in the table, \(shadow) in the shadow") }
         }
         return VerifiedRange(upper: upper, problem: nil)
+    }
+
+    /// The last key of the range of `table` after `lower` (nil: the range runs to the end),
+    /// for the copy and its verification: the `size`-th key after `lower`, found by stepping
+    /// over the rows before it (`OFFSET`); or, `bySpan` (a unique integer key), `size - 1`
+    /// beyond the first key after `lower`, so that the range holds at most `size` rows and its
+    /// rows are read once.
+    static func rangeEnd(of table: String, key: String, after lower: Int64, size: Int, bySpan: Bool, in db: Database) throws -> Int64? {
+        guard bySpan else {
+            return try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(table) WHERE \(key) > ? ORDER BY \(key) LIMIT 1 OFFSET ?"), arguments: [lower, size - 1])
+        }
+        let first = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(table) WHERE \(key) > ? ORDER BY \(key) LIMIT 1"), arguments: [lower])
+        let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(key) FROM \(table) ORDER BY \(key) DESC LIMIT 1"))
+        let (end, overflow) = (first ?? lower).addingReportingOverflow(Int64(size - 1))
+        return first == nil || overflow || last.map({ end >= $0 }) ?? true ? nil : end
     }
 
     /// Resets the task (its next run copies into a fresh shadow) and throws the refusal.

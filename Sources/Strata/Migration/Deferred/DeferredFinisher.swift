@@ -393,6 +393,13 @@ struct DeferredFinisher {
         store.logger.debug("a batch overran its time limit and was rolled back; the next is smaller", metadata: ["strata.task": "\(step.id)"])
     }
 
+    /// The start of a batch's time (``finishedBatch(_:started:rows:rowsDone:done:limit:)``):
+    /// now, with no wait for the writer counted yet (``Pacing/writerWait``).
+    func batchClockStarts() -> ContinuousClock.Instant {
+        pacing.writerWait = .zero
+        return ContinuousClock.now
+    }
+
     /// Records one batch: counters, the adapted size, progress; starts a WAL checkpoint when due.
     func finishedBatch(_ step: TaskStep, started: ContinuousClock.Instant, rows: Int64, rowsDone: Int64, done: Bool, limit: Int = 200_000) {
         step.counters.batches += 1
@@ -401,7 +408,6 @@ struct DeferredFinisher {
         // The batch's own time: the writer's queue (clients' calls ahead of it) is not its
         // work, and counting it would shrink batches exactly when clients are busy.
         let elapsed = ContinuousClock.now - started - pacing.writerWait
-        pacing.writerWait = .zero
         adapt(step.counters, elapsed: max(.zero, elapsed), limit: limit)
         step.session.checkpointer?.checkpointIfDue()
         trimWALIfDue(step.session)

@@ -186,27 +186,25 @@ final class SortedRunMerge {
     /// holds the lock: the first batch of a merge (or of a restart) read 62 chunks at 4M rows,
     /// a 25 ms hold of the write lock.
     func prefill(after positions: [Int64], in db: Database) throws {
-        for n in lengths.indices where positions[n] < lengths[n] {
-            align(n, at: positions[n])
-            if runsLow(n) { try readChunk(n, in: db, schema: "main") }
-        }
+        for n in lowRuns(after: positions) { try readChunk(n, in: db, schema: "main") }
     }
 
-    /// Whether run `n`'s read-ahead holds less than half a chunk and the run has more.
-    private func runsLow(_ n: Int) -> Bool {
-        readAhead[n].count < chunk / 2 && readAhead[n].start + Int64(readAhead[n].count) < lengths[n]
+    /// The open runs whose read-ahead after `positions` holds less than half a chunk while the
+    /// run has more: the ones ``prefill(after:in:)`` reads.
+    private func lowRuns(after positions: [Int64]) -> [Int] {
+        lengths.indices.filter { n in
+            guard positions[n] < lengths[n] else { return false }
+            align(n, at: positions[n])
+            return readAhead[n].count < chunk / 2 && readAhead[n].start + Int64(readAhead[n].count) < lengths[n]
+        }
     }
 
     /// Whether ``prefill(after:in:)`` would read anything: an open run holds less than half a
-    /// chunk after `positions` and has more entries. When it would not, the caller opens no read of the buffer: a
-    /// read there holds the buffer's lock, which a client's commit on the store's writer (whose
-    /// write transactions cover the attached buffer) would have to wait for.
+    /// chunk after `positions` and has more entries. When it would not, the caller opens no
+    /// read of the buffer: a read there holds the buffer's lock, which a client's commit on the
+    /// store's writer (whose write transactions cover the attached buffer) would wait for.
     func needsPrefill(after positions: [Int64]) -> Bool {
-        for n in lengths.indices where positions[n] < lengths[n] {
-            align(n, at: positions[n])
-            if runsLow(n) { return true }
-        }
-        return false
+        !lowRuns(after: positions).isEmpty
     }
 
     // MARK: - Batches
