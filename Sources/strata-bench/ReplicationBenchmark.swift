@@ -101,7 +101,8 @@ struct ReplicationBenchmark: AsyncParsableCommand {
                 try await launcher.setPaused(false)
                 try await Self.waitUntilFinished(launcher)
             } else {
-                _ = try await launcher.finishDeferred()
+                // The vacuum too: the paced run's scheduler turns run it as well.
+                _ = try await launcher.finishDeferred(reclaim: true)
             }
             let finish = ContinuousClock.now - started
             load.set(.other)

@@ -20,15 +20,18 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             attributes, adds an index and turns an ordered to-many unordered.
 
               deferred  defer_cleanup: true, backup: false  ready_deferred_ms; clients idle; then
-                        FinishDeferred(now, wait) with the clients writing: finish_ms; verification
+                        FinishDeferred(now, wait) with the clients writing: finish_ms (the change;
+                        the vacuum is left to the scheduler's idle turns), then FinishDeferred(reclaim)
+                        with the clients still writing: reclaim_ms; verification
               default   the shipped store defaults (defer_cleanup: true, backup: true) and scheduler:
                         ready_default_ms; FinishDeferred with clients: finish_default_ms, backup_ms
               sync      defer_cleanup: false, backup: false: ready_sync_ms
               cli       deferral on, then the sqlite3 CLI runs ALTER TABLE … DROP COLUMN ×3 and CREATE INDEX \
             under the live daemon with the clients writing: sqlite_cli_ms
               idle      nobody writing: FinishDeferred(now, wait) right after READY=1, with \
-            --idle-batch-budget: finish_idle_ms, per-task times and rows (row_writes_per_row), the \
-            longest write-lock hold per step, stratad's write_bytes, the file size after
+            --idle-batch-budget: finish_idle_ms (the change), then FinishDeferred(reclaim): \
+            reclaim_idle_ms (the vacuum); per-task times and rows (row_writes_per_row), the \
+            longest write-lock hold per step, stratad's write_bytes and the file size after each
               cli_idle  nobody writing, no daemon: the same sqlite3 CLI change: sqlite_cli_idle_ms
               manual    nobody writing, no daemon: the change by hand in one transaction (new table, \
             INSERT … SELECT, drop, rename, indexes): manual_rewrite_ms, the floor
@@ -112,8 +115,17 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             progress.say("deferred: clients idle for \(idleSeconds) s…")
             try await Task.sleep(for: .milliseconds(Int64(idleSeconds * 1000)))
             progress.say("deferred: FinishDeferred with \(clients) clients writing…")
-            let finish = try await Self.finish(launcher, while: load, recordedAs: .finish)
+            load.set(.finish)
+            let finish = try await launcher.finishDeferred()
             results.finish = finish.elapsed
+            // The vacuum FinishDeferred leaves to the scheduler's idle turns, asked for at once
+            // (the scheduler is off here), the clients still writing.
+            progress.say("deferred: FinishDeferred(reclaim) with \(clients) clients writing…")
+            load.set(.reclaim)
+            results.reclaim = try await launcher.finishDeferred(reclaim: true).elapsed
+            load.set(.other)
+            await load.stop()
+            results.duringReclaim = load.results(.reclaim)
             results.finishTasks = Self.taskTimes(daemon.log)
             results.verifyTimes = Self.verifyTimes(daemon.log)
             results.lockHolds = Self.lockHolds(daemon.log)
@@ -208,6 +220,11 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             let finish = try await launcher.finishDeferred()
             figures.finish = finish.elapsed
             figures.finishWrittenMB = UpgradeIdleFigures.writtenMB(pid: daemon.pid).map { $0 - before }
+            figures.changeFileMB = UpgradeIdleFigures.fileMB(store)
+            progress.say("idle: FinishDeferred(reclaim): the vacuum it left…")
+            let beforeReclaim = UpgradeIdleFigures.writtenMB(pid: daemon.pid) ?? 0
+            figures.reclaim = try await launcher.finishDeferred(reclaim: true).elapsed
+            figures.reclaimWrittenMB = UpgradeIdleFigures.writtenMB(pid: daemon.pid).map { $0 - beforeReclaim }
             figures.finishTasks = UpgradeIdleFigures.tasks(daemon.log)
             figures.finishLockHolds = Self.lockHolds(daemon.log)
             daemon.stop()
@@ -345,12 +362,13 @@ struct Launcher {
         var firstTask: Duration?
     }
 
-    func finishDeferred() async throws -> Finish {
+    /// `reclaim`: the vacuum too (FinishDeferred leaves it to the scheduler's idle turns otherwise).
+    func finishDeferred(reclaim: Bool = false) async throws -> Finish {
         let started = ContinuousClock.now
         var firstTaskId: Int64?
         var firstTaskEnded: ContinuousClock.Instant?
         let last = try await VarlinkClient.withConnection(to: adminSocket) { admin in
-            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true)) { reply in
+            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true, reclaim: reclaim)) { reply in
                 guard let id = reply.progress?.taskId else { return }
                 if firstTaskId == nil { firstTaskId = id }
                 if id != firstTaskId, firstTaskEnded == nil { firstTaskEnded = ContinuousClock.now }

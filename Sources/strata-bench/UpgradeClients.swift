@@ -9,7 +9,7 @@ import Synchronization
 /// phase current when the request started).
 final class UpgradeClients: Sendable {
     enum Phase: String, Sendable, CaseIterable {
-        case idle, finish, finishDefault = "finish_default", cli, other
+        case idle, finish, reclaim, finishDefault = "finish_default", cli, other
     }
 
     struct PhaseFigures {

@@ -16,6 +16,8 @@ struct UpgradeResults {
     var readyDefault: Duration?
     var readySync: Duration?
     var finish: Duration?
+    /// `FinishDeferred(reclaim)` after it: the vacuum it left, the clients still writing.
+    var reclaim: Duration?
     var finishTasks: [(summary: String, ms: Double)] = []
     /// Verify before swap, per rewritten table (part of its rewrite task's time).
     var verifyTimes: [(table: String, ms: Double)] = []
@@ -30,6 +32,7 @@ struct UpgradeResults {
     var cli: Duration?
     var idle: UpgradeClients.PhaseFigures?
     var duringFinish: UpgradeClients.PhaseFigures?
+    var duringReclaim: UpgradeClients.PhaseFigures?
     var duringFinishDefault: UpgradeClients.PhaseFigures?
     var duringCLI: UpgradeClients.PhaseFigures?
     var rssFinish: Double?
@@ -55,7 +58,7 @@ struct UpgradeResults {
             "interval_ms": interval, "store_mb": (storeMB * 10).rounded() / 10, "load_start": loadStart, "load_end": loadEnd,
             "batch_budget": batchBudget, "pause_between_batches": pause, "idle_batch_budget": idleBatchBudget,
             "ready_deferred_ms": Self.ms(readyDeferred), "ready_default_ms": Self.ms(readyDefault), "ready_sync_ms": Self.ms(readySync),
-            "finish_ms": Self.ms(finish), "finish_default_ms": Self.ms(finishDefault), "backup_ms": Self.ms(backup),
+            "finish_ms": Self.ms(finish), "reclaim_ms": Self.ms(reclaim), "finish_default_ms": Self.ms(finishDefault), "backup_ms": Self.ms(backup),
             "sqlite_cli_ms": Self.ms(cli), "finish_vs_cli_ratio": ratio.map { ($0 * 100).rounded() / 100 } ?? NSNull(),
             "rss_peak_mb": rssPeak.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "rss_finish_mb": rssFinish.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
@@ -66,7 +69,8 @@ struct UpgradeResults {
             "max_lock_hold_ms": Dictionary(lockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
             "finish_batches": finishBatches.map { ["batches": $0.batches, "idle": $0.idle, "yielded": $0.yielded] } ?? NSNull(),
         ]
-        for (name, figures) in [("idle", idle), ("during_finish", duringFinish), ("during_finish_default", duringFinishDefault), ("during_cli", duringCLI)] {
+        for (name, figures) in [("idle", idle), ("during_finish", duringFinish), ("during_reclaim", duringReclaim),
+                                ("during_finish_default", duringFinishDefault), ("during_cli", duringCLI)] {
             guard let figures else { continue }
             object["client_p50_\(name)_ms"] = Self.ms(figures.latency.p50Microseconds)
             object["client_p99_\(name)_ms"] = Self.ms(figures.latency.p99Microseconds)
@@ -115,6 +119,7 @@ struct UpgradeResults {
             "exec → READY=1, no deferral             \(time(readySync))",
             "FinishDeferred, clients writing         \(time(finish))",
             "sqlite3 CLI under the daemon            \(time(cli))   finish / CLI \(ratio.map { String(format: "%.2f", $0) } ?? "–") (target ≤ 1.3: \(ratio.map { check($0 <= 1.3) } ?? "–"))",
+            "then FinishDeferred(reclaim): vacuum    \(time(reclaim))   (left to the scheduler's idle turns by default; the CLI gives no space back)",
             "FinishDeferred, shipped defaults        \(time(finishDefault))   of which the online backup \(time(backup))",
         ]
         for task in finishTasks { lines.append("    \(String(format: "%9.1f ms", task.ms))  \(task.summary)") }
@@ -133,6 +138,7 @@ struct UpgradeResults {
             "client update latency (ms)          p50       p99       max  requests  errors",
             row("idle", idle),
             row("during FinishDeferred", duringFinish) + (duringFinish.map { "   max ≤ 50: \(check($0.maxMicroseconds <= 50_000)), p99 ≤ 20: \(check($0.latency.p99Microseconds <= 20_000))" } ?? ""),
+            row("during the reclaim (vacuum)", duringReclaim),
             row("during FinishDeferred, defaults", duringFinishDefault),
             row("during the sqlite3 CLI", duringCLI),
             "",

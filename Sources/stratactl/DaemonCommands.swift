@@ -134,6 +134,11 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
             when a run is already going (an earlier request, or the scheduler's turn) it follows \
             that run to its end. Ctrl-C detaches: the work goes on in the daemon, and \
             `finish-deferred --wait` follows it again.
+
+            A run is finished once the change is complete (the schema is the new model's, the \
+            old data dropped). The incremental vacuum that gives the old data's free pages back \
+            to the file system is left to the scheduler's idle turns, as PostgreSQL leaves space \
+            to autovacuum; --reclaim runs it in this request too.
             """
     )
     @OptionGroup var options: DaemonOptions
@@ -141,13 +146,14 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Wait for the work to finish, showing progress.") var wait = false
     @Flag(name: .long, help: "Run even if the scheduler is paused or the machine busy.") var now = false
     @Flag(name: .customLong("if-idle"), help: "Run only if the scheduler allows it (the default; for timers).") var ifIdle = false
+    @Flag(name: .long, help: "Give the free pages back in this run too (the incremental vacuum), instead of in the scheduler's idle turns.") var reclaim = false
 
     func validate() throws {
         if now && ifIdle { throw ValidationError("--now and --if-idle contradict each other") }
     }
 
     func run() async throws {
-        let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now)
+        let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil)
         try await withAdmin(options) { admin in
             let bar = ProgressBar(enabled: wait && !options.json, output: .standardOutput, decilesOnly: false)
             // Ctrl-C leaves the work running in the daemon: say so, and how to get back to it.
@@ -174,7 +180,12 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                         print("\(result.store): failed: \(error) (\(result.tasksFinished) task(s) finished, \(result.tasksRemaining) task(s) remaining)")
                         continue
                     }
-                    print("\(result.store): \(result.tasksFinished) task(s) finished, \(result.tasksRemaining) remaining, \(result.rowsProcessed) rows in \(String(format: "%.2f", result.seconds))s\(result.stoppedEarly ? " (stopped early)" : "")")
+                    var line = "\(result.store): \(result.tasksFinished) task(s) finished, \(result.tasksRemaining) remaining, \(result.rowsProcessed) rows in \(String(format: "%.2f", result.seconds))s\(result.stoppedEarly ? " (stopped early)" : "")"
+                    if result.reclaimLeft == true {
+                        let pages = result.freePages.map { "its \($0) free pages" } ?? "its free pages"
+                        line += " (the change is complete; \(pages) go back to the file system when the store is idle, or now with --reclaim)"
+                    }
+                    print(line)
                 }
                 if failed { throw ExitStatus.failure }
             }

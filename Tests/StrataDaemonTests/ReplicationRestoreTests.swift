@@ -100,7 +100,7 @@ struct ReplicationRestoreTests {
         let admin = sandbox.adminSocket
         let pointRestores = DispatchGroup()
         let final = try await VarlinkClient.withConnection(to: admin) { client in
-            try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true)) { reply in
+            try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true, reclaim: true)) { reply in
                 guard let step = reply.progress else { return }
                 summaries.withLock { _ = $0.insert(step.summary) }
                 let point: String? = if step.summary.hasPrefix("rewrite table"), step.rowsDone * 3 >= step.rowsTotal { "rewrite" }
@@ -162,7 +162,8 @@ struct ReplicationRestoreTests {
         defer { daemon.signal(SIGKILL) }
         try await waitForSocket(host.adminSocket)
         let reply = try await VarlinkClient.withConnection(to: host.adminSocket) { client in
-            try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true)) { _ in }
+            // The vacuum too: the restored host's ledger must end empty.
+            try await client.callMore(StrataAdmin.FinishDeferred.self, .init(store: "load", wait: true, now: true, reclaim: true)) { _ in }
         }
         #expect(reply.state == .finished, "restore at \(restore.point): \(reply)\n\(daemon.log)")
         await daemon.stop()

@@ -46,15 +46,17 @@ struct AdminHandlers: Sendable {
                 reason: "deferred work already runs on this store (an earlier request); `stratactl finish-deferred --wait` follows it to the end"))
         }
         let settings = await scheduler.settings()
+        // The free pages are given back by the scheduler's idle turns unless the request asks.
+        let reclaim = parameters.reclaim ?? false
         guard parameters.wait ?? false else {
-            runner.start(stores, now: now, settings: settings)
+            runner.start(stores, now: now, reclaim: reclaim, settings: settings)
             return .init(state: .started)
         }
         let stream = AsyncStream<StrataAdmin.FinishDeferred.Reply>.makeStream()
         let forward = Task {
             for await progress in stream.stream { try? await replies.progress(progress) }
         }
-        let results = await runner.finish(stores, now: now, settings: settings) { store, progress in
+        let results = await runner.finish(stores, now: now, reclaim: reclaim, settings: settings) { store, progress in
             stream.continuation.yield(.init(state: .running, progress: StrataAdmin.FinishProgress(progress, store: store)))
         }
         stream.continuation.finish()

@@ -26,6 +26,9 @@ public final class DeferredWorkRunner: Sendable {
         public var interruptedBy: Interruption?
         /// Cost delay slept between batches.
         public var delayed: Duration = .zero
+        /// Free pages in the file after a run that left the vacuum on purpose
+        /// (``FinishReport/spaceReclaimLeft``): the scheduler's idle turns give them back.
+        public var freePages: Int?
     }
 
     let gate: SchedulerGate
@@ -55,7 +58,9 @@ public final class DeferredWorkRunner: Sendable {
     ///     during one: the replica's lag (see ``RunGate``).
     ///   - claim: a scheduler turn gives way at its next batch when a request (`FinishDeferred`)
     ///     asks for the store; a request takes the store over from a scheduler turn.
-    public func run(_ hosted: HostedStore, now: Bool, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
+    ///   - reclaim: run the incremental vacuum too (``FinishOptions/reclaimSpace``); false ends
+    ///     the run when only the vacuum is left, for the scheduler's idle turns.
+    public func run(_ hosted: HostedStore, now: Bool, reclaim: Bool = true, settings: SchedulerSettings, deadline: ContinuousClock.Instant? = nil,
                     clock: any SchedulerClock = SystemSchedulerClock(), interrupt: (@Sendable () -> Interruption?)? = nil,
                     backlog: (@Sendable () -> Interruption?)? = nil, claim: HostedStore.FinishingClaim = .request,
                     progress: @escaping @Sendable (String, DeferredProgress) -> Void = { _, _ in }) async -> Result {
@@ -78,7 +83,7 @@ public final class DeferredWorkRunner: Sendable {
             return result
         }
         hosted.finishingWatch.began()
-        let result = await runClaimed(hosted, store: store, now: now, settings: settings, deadline: deadline, clock: clock,
+        let result = await runClaimed(hosted, store: store, now: now, reclaim: reclaim, settings: settings, deadline: deadline, clock: clock,
                                       interrupt: interrupt, backlog: backlog, claim: claim, progress: progress)
         // Released first: a follower that comes after the end runs the work itself.
         hosted.endFinishing()
@@ -86,8 +91,8 @@ public final class DeferredWorkRunner: Sendable {
         return result
     }
 
-    /// ``run(_:now:settings:deadline:clock:interrupt:backlog:claim:progress:)`` once the store is claimed.
-    private func runClaimed(_ hosted: HostedStore, store: PersistentStore, now: Bool, settings: SchedulerSettings,
+    /// ``run(_:now:reclaim:settings:deadline:clock:interrupt:backlog:claim:progress:)`` once the store is claimed.
+    private func runClaimed(_ hosted: HostedStore, store: PersistentStore, now: Bool, reclaim: Bool, settings: SchedulerSettings,
                             deadline: ContinuousClock.Instant?, clock: any SchedulerClock, interrupt: (@Sendable () -> Interruption?)?,
                             backlog: (@Sendable () -> Interruption?)?, claim: HostedStore.FinishingClaim, progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result {
         let name = hosted.name
@@ -108,6 +113,7 @@ public final class DeferredWorkRunner: Sendable {
             options.idleBatchBudget = settings.idleBatchBudget
         }
         options.livePacing = livePacing(from: settings)
+        options.reclaimSpace = reclaim
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
         let started = ContinuousClock.now
@@ -125,7 +131,14 @@ public final class DeferredWorkRunner: Sendable {
                 "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
                 "strata.stopped_early": "\(report.stoppedEarly)",
             ])
-            return Self.result(name, report, nil, runGate)
+            var result = Self.result(name, report, nil, runGate)
+            if report.spaceReclaimLeft {
+                result.freePages = await withTaskExecutorPreference(executor) { try? store.fileStatistics().freelistCount }
+                logger.notice("deferred change complete; its free pages are given back when the store is idle", metadata: [
+                    "strata.store": "\(name)", "strata.free_pages": "\(result.freePages.map(String.init) ?? "?")",
+                ])
+            }
+            return result
         } catch {
             // The failed batch rolled back; say what this run did finish and what is left.
             let remaining = await withTaskExecutorPreference(executor) { (try? store.pendingDeferredWork()) ?? [] }
@@ -153,8 +166,10 @@ public final class DeferredWorkRunner: Sendable {
     ///
     /// - Parameters:
     ///   - now: run even when the scheduler is paused or the machine busy (only shutdown stops it).
+    ///   - reclaim: give the free pages back in this run too (the incremental vacuum); false
+    ///     leaves them to the scheduler's idle turns once the change is complete.
     ///   - progress: called after each batch.
-    public func finish(_ stores: [HostedStore], now: Bool, settings: SchedulerSettings,
+    public func finish(_ stores: [HostedStore], now: Bool, reclaim: Bool = true, settings: SchedulerSettings,
                        progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> [Result] {
         var results: [Result] = []
         for hosted in stores {
@@ -163,7 +178,7 @@ public final class DeferredWorkRunner: Sendable {
                 continue
             }
             logger.info("finishing deferred work on request", metadata: ["strata.store": "\(hosted.name)", "strata.now": "\(now)"])
-            let result = await run(hosted, now: now, settings: settings, progress: progress)
+            let result = await run(hosted, now: now, reclaim: reclaim, settings: settings, progress: progress)
             // Another request claimed the store in between: follow its run instead.
             if result.error == Self.alreadyRunsReason, let followed = await follow(hosted, progress: progress) {
                 results.append(followed)
@@ -199,11 +214,11 @@ public final class DeferredWorkRunner: Sendable {
         return nil
     }
 
-    /// Starts ``finish(_:now:settings:progress:)`` in the background.
-    public func start(_ stores: [HostedStore], now: Bool, settings: SchedulerSettings) {
+    /// Starts ``finish(_:now:reclaim:settings:progress:)`` in the background.
+    public func start(_ stores: [HostedStore], now: Bool, reclaim: Bool = true, settings: SchedulerSettings) {
         let id = UUID()
         let task = Task {
-            _ = await self.finish(stores, now: now, settings: settings) { _, _ in }
+            _ = await self.finish(stores, now: now, reclaim: reclaim, settings: settings) { _, _ in }
             _ = self.background.withLock { $0.removeValue(forKey: id) }
         }
         background.withLock { $0[id] = task }

@@ -104,7 +104,7 @@ struct DeferredFinisher {
         while true {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
             // Re-read each time: a rewrite's swap adds the drop of the old rows to the ledger.
-            let entries = try readEntries()
+            let entries = try readEntries().filter { options.reclaimSpace || $0.task.kind != .incrementalVacuum }
             guard let entry = entries.first else { break }
             let total = index + entries.count
             guard await mayContinue() else { report.stoppedEarly = true; break }
@@ -129,15 +129,20 @@ struct DeferredFinisher {
         }
         report.rowsProcessed = counters.rows
         report.batches = counters.batches
-        report.tasksRemaining = try readEntries().count
+        let remaining = try readEntries()
+        report.tasksRemaining = remaining.count
+        // The vacuum left on purpose (reclaimSpace false) is not unfinished work of this run.
+        let unfinished = remaining.filter { options.reclaimSpace || $0.task.kind != .incrementalVacuum }.count
+        // Said only once the change is complete: the vacuum is then all that is left.
+        report.spaceReclaimLeft = unfinished == 0 && !remaining.isEmpty
         report.seconds = (ContinuousClock.now - start).seconds
         report.pauseSeconds = pacing.paused.seconds
         report.batchesYielded = pacing.yielded
         report.idleBatches = pacing.idleBatches
         report.longestLockHolds = lockHolds.milliseconds
         logLockHolds()
-        if report.tasksRemaining > 0 && options.maxTasks == nil { report.stoppedEarly = true }
-        if report.tasksFinished > 0 && report.tasksRemaining == 0 {
+        if unfinished > 0 && options.maxTasks == nil { report.stoppedEarly = true }
+        if report.tasksFinished > 0 && unfinished == 0 {
             try recordFinished(report)
             session.completed = true
         }

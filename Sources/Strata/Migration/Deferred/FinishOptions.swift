@@ -45,6 +45,14 @@ public struct FinishOptions: Sendable {
     /// The time budget of a batch while no client call is in flight (see ``clientsActive``;
     /// default 250 ms).
     public var idleBatchBudget: Duration
+    /// Whether this run gives the free pages back too (the incremental vacuum task, always
+    /// last in the ledger; default true). False ends the run once only the vacuum is left: the
+    /// change itself is complete then (the schema is the new model's, the old data dropped),
+    /// and its free pages wait in the file for a later run — as the sqlite3 CLI leaves them
+    /// after `ALTER TABLE … DROP COLUMN`, and as PostgreSQL leaves space to autovacuum.
+    /// ``FinishReport/spaceReclaimLeft`` says so. stratad's `FinishDeferred` leaves the vacuum
+    /// to its idle scheduler unless asked with `reclaim` (docs/Deferral.md, "Giving space back").
+    public var reclaimSpace = true
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,

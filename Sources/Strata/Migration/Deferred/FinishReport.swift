@@ -14,6 +14,10 @@ public struct FinishReport: Sendable, Hashable, Codable {
     public var seconds: Double
     /// True when `shouldContinue` or cancellation stopped the work before the ledger was empty.
     public var stoppedEarly: Bool
+    /// True when the run left the incremental vacuum in the ledger on purpose
+    /// (``FinishOptions/reclaimSpace`` false): the change is complete, its free pages are
+    /// given back by a later run. Counted in ``tasksRemaining``; not ``stoppedEarly``.
+    public var spaceReclaimLeft = false
     /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
     public var pauseSeconds: Double = 0
     /// Idle batches that gave way to a client's arrival (rolled back and run again at the
