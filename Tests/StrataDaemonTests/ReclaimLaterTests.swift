@@ -69,6 +69,9 @@ struct ReclaimLaterTests {
         #expect((store?["freePages"]?.intValue ?? 0) > 100, "the old rows' pages wait in the file: \(result.output)")
         #expect(try await Self.pendingKinds(sandbox) == ["incrementalVacuum"])
         #expect(daemon.log.contains("deferred change complete; its free pages are given back when the store is idle"), "\(daemon.log)")
+        // The status line tells the vacuum apart from unfinished changes.
+        let status = try await Self.stratactl(sandbox, ["status"]).output
+        #expect(status.contains("status:    1 store ready, 1 with free pages to reclaim") && !status.contains("with deferred work pending"), "\(status)")
 
         // The scheduler is paused: the vacuum waits (a request's run is over, nobody runs it).
         try await Task.sleep(for: .milliseconds(1500))

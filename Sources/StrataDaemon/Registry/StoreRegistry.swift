@@ -70,14 +70,19 @@ public actor StoreRegistry {
         }
     }
 
-    /// "2 stores ready, 1 with deferred work pending, 1 failed".
+    /// "2 stores ready, 1 with deferred work pending, 1 failed". A store whose ledger holds
+    /// only the vacuum (its change complete, `FinishDeferred` without `reclaim`) counts as
+    /// "with free pages to reclaim".
     public func summary() -> String {
         let all = self.all()
         let ready = all.filter { $0.state == .ready }
-        let pending = ready.filter { !$0.pendingTasks().isEmpty }.count
+        let ledgers = ready.map { $0.pendingTasks() }.filter { !$0.isEmpty }
+        let pending = ledgers.filter { $0.contains { $0.kind != .incrementalVacuum } }.count
+        let reclaim = ledgers.count - pending
         let failed = all.count - ready.count
         var parts = ["\(ready.count) store\(ready.count == 1 ? "" : "s") ready"]
         if pending > 0 { parts.append("\(pending) with deferred work pending") }
+        if reclaim > 0 { parts.append("\(reclaim) with free pages to reclaim") }
         if failed > 0 { parts.append("\(failed) failed") }
         return parts.joined(separator: ", ")
     }
