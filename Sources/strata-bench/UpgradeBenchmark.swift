@@ -368,7 +368,7 @@ struct Launcher {
         var firstTaskId: Int64?
         var firstTaskEnded: ContinuousClock.Instant?
         let last = try await VarlinkClient.withConnection(to: adminSocket) { admin in
-            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true, reclaim: reclaim)) { reply in
+            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true, reclaim: reclaim ? true : nil)) { reply in
                 guard let id = reply.progress?.taskId else { return }
                 if firstTaskId == nil { firstTaskId = id }
                 if id != firstTaskId, firstTaskEnded == nil { firstTaskEnded = ContinuousClock.now }
