@@ -22,7 +22,7 @@ extension DeferredFinisher {
     /// size, progress, then `between` (a fault-injection point) and the cost delay.
     ///
     /// Returns true when `body` reported the work done, false when stopped before.
-    func runBatches(_ step: TaskStep, limit: Int = 200_000, between: String? = nil,
+    func runBatches(_ step: TaskStep, limit: Int = Counters.maxBatchSize, between: String? = nil,
                     _ body: (_ size: Int) throws -> BatchOutcome) async throws -> Bool {
         while true {
             guard await mayContinue() else { return false }
@@ -73,7 +73,7 @@ extension DeferredFinisher {
         guard idle != pacing.idle else { return }
         let ratio = options.batchBudget / options.idleBatchBudget
         let scale = idle ? 1 / ratio : ratio
-        step.counters.batchSize = max(16, Int(Double(step.counters.batchSize) * scale))
+        step.counters.batchSize = min(Counters.maxBatchSize, max(16, Int(Double(step.counters.batchSize) * scale)))
         pacing.idle = idle
     }
 
