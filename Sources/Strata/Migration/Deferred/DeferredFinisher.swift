@@ -47,13 +47,14 @@ struct DeferredFinisher {
         var rows: Int64 = 0
         var batches = 0
         static let initialBatchSize = 200
-        /// The most rows (or entries) one batch takes, whatever its budget allows: past a few
-        /// thousand rows a bigger transaction costs more per row, not less (its dirty pages
-        /// outgrow the page cache and the WAL grows instead of being reused): Python's `sqlite3`,
-        /// 1M rows copied in transactions of 5,000 / 50,000 / 200,000 rows, 1.12 / 1.28 /
-        /// 1.46 s; deleted, 0.58 / 0.63 / 0.72 s (docs/Benchmarks.md). Idle batches are the ones
-        /// it cuts: a 5 ms batch takes a few thousand rows.
-        static let maxBatchSize = 16_384
+        /// The most rows (or entries) one batch takes, whatever its budget allows. Only idle
+        /// batches (and the library's own 20 ms default) reach it: a 5 ms batch takes a few
+        /// thousand rows. Measured through stratad at 4M rows with nobody writing (two runs
+        /// each, docs/Benchmarks.md): 200,000 rows a batch 11.5 / 11.0 s, 65,536 11.0 / 11.0 s,
+        /// 32,768 11.1 / 10.9 s (the old rows' delete 2.9–3.1 s against 3.3–3.4 s, 100–200 MB
+        /// less written), 8,192 15.1 / 13.5 s (every commit writes the pointer-map and
+        /// freelist pages it touched again).
+        static let maxBatchSize = 32_768
         var batchSize = initialBatchSize
     }
 
