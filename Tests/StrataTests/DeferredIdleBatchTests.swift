@@ -64,6 +64,31 @@ struct DeferredIdleBatchTests {
         #expect(idle.idleBatches > 0 && busy.idleBatches == 0)
     }
 
+    @Test("no batch takes more than maxBatchSize rows, however long its idle budget")
+    func idleBatchesAreCapped() async throws {
+        let rows = 150_000
+        let directory = TemporaryDirectory("idle-cap")
+        let store = try Self.store(rows: rows, in: directory)
+        // A 5 s idle budget with nobody ever in flight: only the cap bounds the batches.
+        var options = FinishOptions(batchBudget: .milliseconds(5), clientsActive: { false }, idleBatchBudget: .seconds(5))
+        options.maxTasks = 1
+        let steps = Mutex<[Int64]>([])
+        let report = try await store.finishDeferredMigration(options) { progress in
+            guard progress.task.kind == .rewriteTable else { return }
+            steps.withLock { $0.append(progress.task.rowsDone) }
+        }
+        #expect(report.tasksFinished == 1)
+        // The copy's batches, from the rewrite's progress: each the rows it added.
+        let done = [0] + steps.withLock { $0 }.filter { $0 <= Int64(rows) }
+        let sizes = zip(done.dropFirst(), done).map { $0 - $1 }.filter { $0 > 0 }
+        #expect(!sizes.isEmpty)
+        #expect(sizes.allSatisfy { $0 <= Int64(DeferredFinisher.Counters.maxBatchSize) }, "copy batches: \(sizes)")
+        // The idle budget did let them grow to the cap (with the old limit of 200,000 the first
+        // idle batch, scaled by the budgets' ratio, took all 150,000 rows).
+        #expect(sizes.contains(Int64(DeferredFinisher.Counters.maxBatchSize)), "copy batches: \(sizes)")
+        try store.close()
+    }
+
     @Test("a client's arrival aborts the idle batch in flight; the work goes on at the normal budget and completes")
     func clientArrivalAbortsTheIdleBatch() async throws {
         let rows = 60_000
