@@ -20,28 +20,7 @@ struct FinishFailureTests {
 
         // A Post 3 store of ~2.4 MB: opened at Post 4, its deferred rewrite copies every row,
         // which will not fit once the disk is shrunk to what is in use plus a little.
-        let models = Paths.packageRoot.appendingPathComponent("config/models/Post")
-        let directory = try ModelDirectory(url: models)
-        let storePath = disk + "/posts.sqlite"
-        let post3 = try #require(directory.version(named: "Post 3"))
-        try await offThread {
-            let store = try PersistentStore.open(at: URL(fileURLWithPath: storePath), model: post3)
-            let context = ObjectContext(store: store)
-            let filler = String(repeating: "0123456789abcdef", count: 60)
-            for index in 0..<2400 {
-                _ = try context.insert("Post", values: ["postID": UUID(), "hexColor": "\(index)-\(filler)"])
-            }
-            try context.save()
-            try store.close()
-        }
-
-        try sandbox.writeConfig(stores: [], extraStores: """
-              - name: posts
-                path: \(storePath)
-                model: \(models.path)
-                backup: false
-
-            """)
+        try await sandbox.hostPosts(at: disk + "/posts.sqlite")
         let daemon = try DaemonProcess(config: sandbox.configPath)
         defer { daemon.signal(SIGTERM) }
         try await waitForSocket(sandbox.adminSocket)

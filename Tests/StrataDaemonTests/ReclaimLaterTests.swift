@@ -15,26 +15,7 @@ struct ReclaimLaterTests {
     /// A Post 3 store of 2,400 posts, hosted at Post 4 (a rewrite, then its drop and the
     /// vacuum); the daemon started on it with its scheduler paused.
     static func daemon(_ sandbox: DaemonSandbox) async throws -> DaemonProcess {
-        let models = Paths.packageRoot.appendingPathComponent("config/models/Post")
-        let post3 = try #require(try ModelDirectory(url: models).version(named: "Post 3"))
-        let storePath = sandbox.path("posts.sqlite")
-        try await offThread {
-            let store = try PersistentStore.open(at: URL(fileURLWithPath: storePath), model: post3)
-            let context = ObjectContext(store: store)
-            let filler = String(repeating: "0123456789abcdef", count: 60)
-            for index in 0..<2400 {
-                _ = try context.insert("Post", values: ["postID": UUID(), "hexColor": "\(index)-\(filler)"])
-            }
-            try context.save()
-            try store.close()
-        }
-        try sandbox.writeConfig(stores: [], extraStores: """
-              - name: posts
-                path: \(storePath)
-                model: \(models.path)
-                backup: false
-
-            """)
+        try await sandbox.hostPosts(at: sandbox.path("posts.sqlite"))
         let daemon = try DaemonProcess(config: sandbox.configPath)
         try await waitForSocket(sandbox.adminSocket)
         #expect(try await Self.stratactl(sandbox, ["pause", "--reason", "test"]).status == 0)

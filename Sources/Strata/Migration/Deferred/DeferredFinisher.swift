@@ -112,7 +112,7 @@ struct DeferredFinisher {
         while true {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
             // Re-read each time: a rewrite's swap adds the drop of the old rows to the ledger.
-            let entries = try readEntries().filter { options.reclaimSpace || $0.task.kind != .incrementalVacuum }
+            let entries = try readEntries().filter(inThisRun)
             guard let entry = entries.first else { break }
             let total = index + entries.count
             guard await mayContinue() else { report.stoppedEarly = true; break }
@@ -140,7 +140,7 @@ struct DeferredFinisher {
         let remaining = try readEntries()
         report.tasksRemaining = remaining.count
         // The vacuum left on purpose (reclaimSpace false) is not unfinished work of this run.
-        let unfinished = remaining.filter { options.reclaimSpace || $0.task.kind != .incrementalVacuum }.count
+        let unfinished = remaining.filter(inThisRun).count
         // Said only once the change is complete: the vacuum is then all that is left.
         report.spaceReclaimLeft = unfinished == 0 && !remaining.isEmpty
         report.seconds = (ContinuousClock.now - start).seconds
@@ -155,6 +155,12 @@ struct DeferredFinisher {
             session.completed = true
         }
         return report
+    }
+
+    /// Whether this run takes `entry` on: every task, or all but the vacuum when the run
+    /// leaves the free pages for later (``FinishOptions/reclaimSpace`` false).
+    private func inThisRun(_ entry: DeferredLedger.Entry) -> Bool {
+        options.reclaimSpace || entry.task.kind != .incrementalVacuum
     }
 
     // MARK: - Session
