@@ -32,9 +32,10 @@ run: bootstrap
 # them: "SKIPPED n systemd tests: reason" (scripts/report-skipped.sh), or "0 skipped".
 SKIP_LOG = .build/skipped-systemd-tests.txt
 # Suites that check a daemon's reaction times against its own settings (scheduler pauses, SIGTERM
-# within one batch, the watchdog beside slow calls, kill -9 rounds): they run after the rest, one
+# within one batch, the watchdog beside slow calls, kill -9 rounds, the units under a private
+# systemd with a 3 s watchdog): they run after the rest, one
 # at a time, so that the parallel suite's own load does not decide them.
-TIMED_SUITES = SchedulerLoadTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
+TIMED_SUITES = SchedulerLoadTests|SystemdTests|StagedSystemdTests|JournalTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
 
 # Every `swift test` run's output also goes to TEST_LOG; when one fails, the last lines of
 # `make test` name the failing tests (scripts/report-failures.sh).

@@ -10,7 +10,7 @@ struct JournalTests {
         case .cannotRun(let reason):
             PrivateSystemd.reportSkipped("structuredEntriesUnderSystemd", reason)
         case .ran(let status, let output):
-            #expect(status == 0 && output.contains("CHECK all ok"), "\(output)")
+            #expect(status == 0 && output.contains("CHECK all ok"), "\(PrivateSystemd.failureReport(output))")
             #expect(output.contains("CHECK ok: journalctl -u stratad STRATA_STORE=fleet"), "\(output)")
         }
     }

@@ -45,7 +45,7 @@ struct PackageInstallTests {
         }
         let result = (status: status, output: output)
         print("debianPackageUnderPrivateSystemd: \(package.lastPathComponent) in \(ContinuousClock.now - started)\n\(result.output)")
-        #expect(result.status == 0 && result.output.contains("CHECK all ok"), "\(result.output)")
+        #expect(result.status == 0 && result.output.contains("CHECK all ok"), "\(PrivateSystemd.failureReport(result.output))")
         for check in ["socket activation", "systemctl reload", "NotAuthorized on the admin socket", "systemd-analyze security",
                       "STOPPING=1", "dpkg -r stops the sockets", "dpkg --purge removes the configuration"] {
             #expect(result.output.contains(check), "missing check: \(check)")

@@ -11,7 +11,7 @@ struct StagedSystemdTests {
         case .cannotRun(let reason):
             PrivateSystemd.reportSkipped("aLongStageExtendsTheStartAndShowsItsHop", reason)
         case .ran(let status, let output):
-            #expect(status == 0 && output.contains("CHECK all ok"), "\(output)")
+            #expect(status == 0 && output.contains("CHECK all ok"), "\(PrivateSystemd.failureReport(output))")
             #expect(output.contains("CHECK ok: the start took"), "\(output)")
         }
     }

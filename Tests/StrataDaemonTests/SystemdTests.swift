@@ -11,7 +11,7 @@ struct SystemdTests {
         case .cannotRun(let reason):
             PrivateSystemd.reportSkipped("unitsUnderRealSystemd", reason)
         case .ran(let status, let output):
-            #expect(status == 0 && output.contains("CHECK all ok"), "\(output)")
+            #expect(status == 0 && output.contains("CHECK all ok"), "\(PrivateSystemd.failureReport(output))")
         }
     }
 }

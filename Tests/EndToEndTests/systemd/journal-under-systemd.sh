@@ -7,7 +7,7 @@
 # cannot run here.
 set -u
 root=$1; bin=$2
-fail() { echo "CHECK failed: $*"; journalctl -u stratad --no-pager | tail -30; exit 1; }
+fail() { echo "CHECK failed after ${SECONDS}s: $*"; journalctl -u stratad --no-pager | tail -30; exit 1; }
 work=$root/.build/journal-test; rm -rf "$work"; mkdir -p "$work"
 
 # journald is socket-activated in the private manager: the first entry starts it.

@@ -17,7 +17,7 @@
 set -u
 root=$1; deb=$2
 fail() {
-  echo "CHECK failed: $*"
+  echo "CHECK failed after ${SECONDS}s: $*"
   journalctl -u stratad -u stratad.socket -u stratad-data.socket --no-pager 2>/dev/null | tail -30
   exit 1
 }

@@ -8,7 +8,7 @@
 # Prints "CHECK ok: …", then "CHECK all ok".
 set -u
 root=$1; bin=$2
-fail() { echo "CHECK failed: $*"; systemctl status stratad --no-pager; exit 1; }
+fail() { echo "CHECK failed after ${SECONDS}s: $*"; systemctl status stratad --no-pager; exit 1; }
 work=$root/.build/staged-test; rm -rf "$work"; mkdir -p "$work"
 
 # This namespace's own /var/lib (StateDirectory=), leaving the host's alone, and the strata

@@ -57,6 +57,18 @@ enum PrivateSystemd {
         return .ran(status: result.status, output: result.output)
     }
 
+    /// The first line of a failed script's report, then its whole output: swift-testing prints
+    /// an expectation's comment under the failure, and `make test`'s summary (and so the tail of
+    /// a CI log) keeps only that first line, so it names the check that failed (or says that
+    /// none did and where the script stopped) and the last one that passed.
+    static func failureReport(_ output: String) -> String {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: true)
+        let failed = lines.first { $0.hasPrefix("CHECK failed") }.map(String.init)
+            ?? "no CHECK failed line: the script stopped without one (last line: \(lines.last.map(String.init) ?? "none"))"
+        let lastPassed = lines.last { $0.hasPrefix("CHECK ok") }.map(String.init) ?? "none"
+        return "\(failed) | last passed: \(lastPassed)\n\(output)"
+    }
+
     /// Prints SKIPPED with the reason and records a known issue: never a silent pass. When this
     /// machine cannot boot a private systemd (`machineCannotRun`), the test is also listed in
     /// ``skipLog`` for `make test`'s count; a test deferred to a later run (the package test
