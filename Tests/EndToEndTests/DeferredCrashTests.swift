@@ -163,7 +163,7 @@ struct DeferredCrashTests {
         (.rewrite, "rewrite.between-batches@1"), (.rewrite, "rewrite.between-batches@3"), (.rewrite, "rewrite.verify@1"), (.rewrite, "rewrite.swap"),
         (.rewrite, "rewrite.swap-indexes"), (.rewrite, "drop.mid-batch@1"), (.rewrite, "drop.mid-batch@3"),
         (.rewrite, "vacuum.between-batches@1"),
-        (.rewrite, "drop.retire"), (.rewrite, "index.start"), (.rewrite, "index.sorted-run"), (.rewrite, "index.collect@1"), (.rewrite, "index.export@1"),
+        (.rewrite, "drop.retire"), (.rewrite, "drop.at-once"), (.rewrite, "index.start"), (.rewrite, "index.sorted-run"), (.rewrite, "index.collect@1"), (.rewrite, "index.export@1"),
         (.rewrite, "index.export@2"), (.rewrite, "index.adopt"), (.rewrite, "rewrite.carry-index"),
         (.indexes, "index.retire"), (.indexes, "index.start"), (.indexes, "index.mid-batch@1"), (.indexes, "index.mid-batch@3"),
         (.indexes, "index.between-batches@2"), (.indexes, "index.finish"), (.indexes, "index.start@2"), (.indexes, "index.fallback"),

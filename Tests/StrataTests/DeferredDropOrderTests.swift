@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import Strata
 
@@ -11,8 +12,11 @@ import Testing
 /// the vacuum's time).
 @Suite("Deferred work: the old table is freed from its end")
 struct DeferredDropOrderTests {
-    @Test("after the drop, the vacuum's first free page below the file's final size is at the head of the freelist")
-    func freelistHeadIsBelowTheFinalSize() async throws {
+    /// Also with idle batches, whose drop frees its rest in one `DROP TABLE` (in rowid order)
+    /// only once the rest lies below the final size.
+    @Test("after the drop, the vacuum's first free page below the file's final size is at the head of the freelist",
+          arguments: [false, true])
+    func freelistHeadIsBelowTheFinalSize(idle: Bool) async throws {
         let rows = 200_000
         let directory = TemporaryDirectory("drop-order")
         // Notes of 200 characters, dropped by v2: the old table is several times the new
@@ -20,8 +24,18 @@ struct DeferredDropOrderTests {
         let store = try DeferredIdleBatchTests.store(rows: rows, in: directory, note: "printf('%200d', i)")
         let url = directory.file("store.sqlite")
         // The rewrite (the swap leaves the old table to drop) and the drop; not the vacuum.
-        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(5), maxTasks: 2))
+        var options = FinishOptions(batchBudget: .milliseconds(5), maxTasks: 2)
+        if idle { (options.clientsActive, options.idleBatchBudget) = ({ false }, .milliseconds(250)) }
+        let deleted = Mutex<Int64>(0)
+        let report = try await store.finishDeferredMigration(options) { progress in
+            guard progress.task.kind == .dropTable else { return }
+            deleted.withLock { $0 = max($0, progress.task.rowsDone) }
+        }
         #expect(report.tasksFinished == 2)
+        // The rest went in one DROP TABLE (idle: once its pages lay below the final size, after
+        // about 175,000 rows here; 5 ms batches: the last batch's worth or so).
+        let rowsDeleted = deleted.withLock { $0 }
+        #expect(rowsDeleted < Int64(rows) && rowsDeleted > Int64(rows / 2), "\(rowsDeleted) of \(rows) rows deleted one by one")
         #expect(try store.pendingDeferredWork().map(\.kind) == [.incrementalVacuum])
         let (pageSize, finalSize) = try await store.database.read { db in
             let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0

@@ -13,7 +13,11 @@ extension DeferredFinisher {
     ///    rowid order (skipped when no index has a NULL key);
     /// 2. its rows are deleted from the end, in descending rowid (or primary-key) order, a
     ///    batch at a time (see ``dropBatch(_:size:state:step:)`` for why from the end);
-    /// 3. the empty table is dropped — an O(1) statement by then.
+    /// 3. the empty table is dropped — an O(1) statement by then; or, as soon as the rest of
+    ///    the table is predicted to go in one `DROP TABLE` within the batch's budget
+    ///    and to lie below the file's final size (``restFitsOneDrop(_:deleted:step:)``), the rest
+    ///    is dropped in one statement: SQLite then
+    ///    frees its pages without deleting its rows one by one.
     func runDrop(_ step: TaskStep, table: String) async throws -> Bool {
         var state = step.entry.progress
         if !state.started {
@@ -24,8 +28,13 @@ extension DeferredFinisher {
             guard await mayContinue() else { return false }
             state = try retireIndexes(step, table: table, plan: plan, state: state)
             step.counters.batchSize = Counters.initialBatchSize
+            step.counters.secondsPerRow = nil   // the NULL-key pass's rate is not the drop's
         }
         return try await runBatches(step) { size in
+            if let rest = try restFitsOneDrop(table, deleted: state.rowsDone, step: step) {
+                try dropRest(table, rows: rest, state: state, step: step)
+                return BatchOutcome(rows: 0, rowsDone: state.rowsDone, done: true, reportsDone: true)
+            }
             let before = state.rowsDone
             let remaining = try dropBatch(table, size: size, state: &state, step: step)
             return BatchOutcome(rows: state.rowsDone - before, rowsDone: state.rowsDone, done: !remaining, reportsDone: !remaining)
@@ -158,6 +167,94 @@ extension DeferredFinisher {
         }
         state = next
         return more
+    }
+
+    /// How many times faster SQLite frees a table's pages in one `DROP TABLE` than it deletes
+    /// the same rows from the end a batch at a time: `DROP TABLE` reads each page and puts it
+    /// on the freelist, where a `DELETE` removes each row from its page and rebalances the
+    /// pages it leaves under-full. Measured on the benchmark's old table (docs/Benchmarks.md,
+    /// "The old rows in one DROP TABLE"): 0.10–0.11 µs a row against 0.58–0.61 µs at 1M rows
+    /// and 0.77 µs at 4M (5.7–7x); the prediction divides by less, so that it errs long.
+    static let dropSpeedup = 4.0
+
+    /// The rows left in `table` when a `DROP TABLE` of all of them is predicted to take at most
+    /// 60% of the batch's budget (the target ``adapt(_:elapsed:limit:)`` sizes batches for) and
+    /// its pages (all but a few) lie below the file's final size. Nil before the task has deleted a batch
+    /// (no rate yet), for a `WITHOUT ROWID` table (a retired index: no cheap bound on its
+    /// rows), or while either does not hold.
+    ///
+    /// - **Time**: the task's own measured time per deleted row (``Counters/secondsPerRow``)
+    ///   over ``dropSpeedup``, times a bound on the rows left, `max(rowid) − min(rowid) + 1`
+    ///   (two O(log n) seeks on a reader; never fewer than the rows). With the shipped budgets,
+    ///   an idle batch (250 ms) takes the rest once it is down to about a million rows of the
+    ///   benchmark's table; a 5 ms batch only the last few batches' worth.
+    /// - **Place**: `DROP TABLE` frees pages in rowid order, so the rest's last pages head
+    ///   SQLite's last-in-first-out freelist, and any above the file's final size make the
+    ///   vacuum after it search past them for every page it moves (see
+    ///   ``dropBatch(_:size:state:step:)``; at 4M rows, the whole old table in one `DROP TABLE`:
+    ///   the vacuum 10.5 s against 5.7 s). So at most 1% of the rest's leaf and overflow pages
+    ///   (and at least one: a table's first leaf is often one of its last pages, made when the
+    ///   root first split) may lie above the final size — the live pages
+    ///   (`page_count − freelist_count`) less the rest's own. Interior pages (about one in a
+    ///   hundred) are not counted. The page numbers are read from `dbstat` on a reader (no
+    ///   lock; O(the rest's pages): 0.4–0.9 s for 250,000 pages, so only once the time fits).
+    ///   Deleting from the end takes the highest pages first: when the check fails, the next
+    ///   one waits until about as many more rows are deleted as there were pages above
+    ///   (``Counters/dropCheckAfter``). A SQLite without `dbstat` never drops at once.
+    func restFitsOneDrop(_ table: String, deleted: Int64, step: TaskStep) throws -> Int64? {
+        guard let perRow = step.counters.secondsPerRow, deleted >= step.counters.dropCheckAfter else { return nil }
+        let t = quoteIdentifier(table)
+        let bound: Int64? = try store.database.read { db in
+            guard try db.tableExists(table),
+                  !(try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? true)
+            else { return nil }
+            let row = try Row.fetchOne(db, sql: "SELECT (SELECT min(rowid) FROM \(t)), (SELECT max(rowid) FROM \(t))")
+            guard let low: Int64 = row?[0], let high: Int64 = row?[1] else { return 0 }
+            let (span, overflow) = high.subtractingReportingOverflow(low)
+            return overflow || span == .max ? nil : span + 1
+        }
+        guard let bound, Double(bound) * perRow / Self.dropSpeedup <= 0.6 * currentBudget.seconds else { return nil }
+        let pages: (above: Int64, count: Int64, finalSize: Int64)? = try? store.database.read { db in
+            // One pass: each page's number, 0 for an interior page.
+            let numbers = try Int64.fetchAll(db, sql: "SELECT CASE WHEN pagetype = 'internal' THEN 0 ELSE pageno END FROM dbstat WHERE name = ? AND schema = 'main'",
+                                             arguments: [table])
+            let live = (try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0) - (try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0)
+            let finalSize = live - Int64(numbers.count)
+            return (Int64(numbers.count { $0 > finalSize }), Int64(numbers.count), finalSize)
+        }
+        guard let pages else {
+            step.counters.dropCheckAfter = .max   // no dbstat (or no table): delete to the end
+            return nil
+        }
+        guard pages.above <= max(1, pages.count / 100) else {
+            let rowsPerPage = Double(bound) / Double(max(1, pages.count))
+            step.counters.dropCheckAfter = deleted + Int64((Double(pages.above) * rowsPerPage).rounded(.up))
+            return nil
+        }
+        return bound
+    }
+
+    /// Drops the rest of `table` (at most `rows` rows) in one `DROP TABLE`, with the task's
+    /// completion, in one transaction that a client's arrival does not interrupt: an
+    /// interrupt after SQLite had freed the pages would roll all of it back. A client that
+    /// arrives meanwhile waits for it (predicted within the batch's budget), and the next
+    /// idle batch waits for twice the quiet, as after an idle batch that gave way.
+    private func dropRest(_ table: String, rows: Int64, state: DeferredLedger.Progress, step: TaskStep) throws {
+        let started = ContinuousClock.now
+        try writer("drop rest at once") { db in
+            try db.withForeignKeysOff { try Self.leavingFreedPagesToTheVacuum(db) { try inBatchTransaction(step.session, db, interruptible: false) {
+                if try db.tableExists(table) { try db.execute(sql: "DROP TABLE \(quoteIdentifier(table))") }
+                FaultInjection.point("drop.at-once")
+                try DeferredLedger.complete(id: step.id, in: db)
+            } } }
+        }
+        if pacing.idle, options.clientsActive?() == true {
+            pacing.quietNeeded = min(quietNeeded * 2, options.idleBatchBudget * 32)
+        }
+        store.logger.debug("dropped the rest of the table in one statement", metadata: [
+            "strata.task": "\(step.id)", "strata.table": "\(table)", "strata.rows": "\(rows)",
+            "strata.predicted_ms": "\(Int((Double(rows) * (step.counters.secondsPerRow ?? 0) / Self.dropSpeedup * 1000).rounded()))",
+            "strata.elapsed_ms": "\(Int((ContinuousClock.now - started).milliseconds.rounded()))"])
     }
 
     /// Runs a drop batch (set outside its transaction and put back after its commit or

@@ -56,6 +56,12 @@ struct DeferredFinisher {
         /// freelist pages it touched again).
         static let maxBatchSize = 32_768
         var batchSize = initialBatchSize
+        /// The task's last batch's own time per row it processed (nil before one did):
+        /// the rate a drop's DROP TABLE at once is predicted from (``DeferredFinisher/dropSpeedup``).
+        var secondsPerRow: Double?
+        /// A drop's rows deleted before its rest is next checked for one `DROP TABLE`
+        /// (``DeferredFinisher/restFitsOneDrop(_:deleted:step:)``).
+        var dropCheckAfter: Int64 = 0
     }
 
     /// The library's pacing state for one run (the one place that paces).
@@ -367,6 +373,8 @@ struct DeferredFinisher {
     private func runTask(_ entry: DeferredLedger.Entry, index: Int, of total: Int, counters: Counters, session: Session) async throws -> Bool {
         // Rows of different tasks cost differently: each task adapts its batch size afresh.
         counters.batchSize = Counters.initialBatchSize
+        counters.secondsPerRow = nil
+        counters.dropCheckAfter = 0
         let step = TaskStep(entry: entry, index: index, total: total, counters: counters, session: session)
         switch entry.payload.operation.kind {
         case .rewriteTable(let rewrite):
@@ -427,6 +435,7 @@ struct DeferredFinisher {
         // The batch's own time: the writer's queue (clients' calls ahead of it) is not its
         // work, and counting it would shrink batches exactly when clients are busy.
         let elapsed = ContinuousClock.now - started - pacing.writerWait
+        if rows > 0 { step.counters.secondsPerRow = max(.zero, elapsed).seconds / Double(rows) }
         adapt(step.counters, elapsed: max(.zero, elapsed), limit: limit)
         step.session.checkpointer?.checkpointIfDue()
         trimWALIfDue(step.session)
