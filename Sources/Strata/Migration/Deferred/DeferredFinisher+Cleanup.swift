@@ -172,10 +172,12 @@ extension DeferredFinisher {
     /// How many times faster SQLite frees a table's pages in one `DROP TABLE` than it deletes
     /// the same rows from the end a batch at a time: `DROP TABLE` reads each page and puts it
     /// on the freelist, where a `DELETE` removes each row from its page and rebalances the
-    /// pages it leaves under-full. Measured on the benchmark's old table (docs/Benchmarks.md,
-    /// "The old rows in one DROP TABLE"): 0.10–0.11 µs a row against 0.58–0.61 µs at 1M rows
-    /// and 0.77 µs at 4M (5.7–7x); the prediction divides by less, so that it errs long.
-    static let dropSpeedup = 4.0
+    /// pages it leaves under-full. Measured with Python's `sqlite3` on the benchmark's old table
+    /// (docs/Benchmarks.md, "The old rows' rest in one DROP TABLE"): 0.10–0.11 µs a row against
+    /// 0.58–0.61 µs at 1M rows and 0.77 µs at 4M. Against the finisher's own idle batches, whose
+    /// measured rate is the divisor, less: through stratad at 4M rows, with 4 a drop predicted
+    /// at 150 ms held the write lock 159.2 ms (1.53M rows); with 3, 112.6 ms (1.07M rows).
+    static let dropSpeedup = 3.0
 
     /// The rows left in `table` when a `DROP TABLE` of all of them is predicted to take at most
     /// 60% of the batch's budget (the target ``adapt(_:elapsed:limit:)`` sizes batches for) and
