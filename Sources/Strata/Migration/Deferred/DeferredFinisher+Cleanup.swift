@@ -14,10 +14,10 @@ extension DeferredFinisher {
     /// 2. its rows are deleted from the end, in descending rowid (or primary-key) order, a
     ///    batch at a time (see ``dropBatch(_:size:state:step:)`` for why from the end);
     /// 3. the empty table is dropped — an O(1) statement by then; or, as soon as the rest of
-    ///    the table is predicted to go in one `DROP TABLE` within the batch's budget
-    ///    and to lie below the file's final size (``restFitsOneDrop(_:deleted:step:)``), the rest
-    ///    is dropped in one statement: SQLite then
-    ///    frees its pages without deleting its rows one by one.
+    ///    the table is predicted to go in one `DROP TABLE` within the batch's budget and lies
+    ///    below the file's final size (``restFitsOneDrop(_:deleted:step:)``), the rest is
+    ///    dropped in one statement: SQLite then frees its pages without deleting its rows one
+    ///    by one.
     func runDrop(_ step: TaskStep, table: String) async throws -> Bool {
         var state = step.entry.progress
         if !state.started {
@@ -31,8 +31,8 @@ extension DeferredFinisher {
             step.counters.secondsPerRow = nil   // the NULL-key pass's rate is not the drop's
         }
         return try await runBatches(step) { size in
-            if let rest = try restFitsOneDrop(table, deleted: state.rowsDone, step: step) {
-                try dropRest(table, rows: rest, state: state, step: step)
+            if let rest = restFitsOneDrop(table, deleted: state.rowsDone, step: step) {
+                try dropRest(table, rows: rest, step: step)
                 return BatchOutcome(rows: 0, rowsDone: state.rowsDone, done: true, reportsDone: true)
             }
             let before = state.rowsDone
@@ -181,9 +181,10 @@ extension DeferredFinisher {
 
     /// The rows left in `table` when a `DROP TABLE` of all of them is predicted to take at most
     /// 60% of the batch's budget (the target ``adapt(_:elapsed:limit:)`` sizes batches for) and
-    /// its pages (all but a few) lie below the file's final size. Nil before the task has deleted a batch
-    /// (no rate yet), for a `WITHOUT ROWID` table (a retired index: no cheap bound on its
-    /// rows), or while either does not hold.
+    /// its pages (all but a few) lie below the file's final size. Nil before the task has
+    /// deleted a batch (no rate yet), for a `WITHOUT ROWID` table (a retired index: no cheap
+    /// bound on its rows), while either does not hold, or when a read fails (the rows are
+    /// then deleted a batch at a time, as without this step).
     ///
     /// - **Time**: the task's own measured time per deleted row (``Counters/secondsPerRow``)
     ///   over ``dropSpeedup``, times a bound on the rows left, `max(rowid) − min(rowid) + 1`
@@ -203,10 +204,10 @@ extension DeferredFinisher {
     ///   Deleting from the end takes the highest pages first: when the check fails, the next
     ///   one waits until about as many more rows are deleted as there were pages above
     ///   (``Counters/dropCheckAfter``). A SQLite without `dbstat` never drops at once.
-    func restFitsOneDrop(_ table: String, deleted: Int64, step: TaskStep) throws -> Int64? {
+    func restFitsOneDrop(_ table: String, deleted: Int64, step: TaskStep) -> Int64? {
         guard let perRow = step.counters.secondsPerRow, deleted >= step.counters.dropCheckAfter else { return nil }
         let t = quoteIdentifier(table)
-        let bound: Int64? = try store.database.read { db in
+        let bound: Int64? = try? store.database.read { db in
             guard try db.tableExists(table),
                   !(try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? true)
             else { return nil }
@@ -241,7 +242,7 @@ extension DeferredFinisher {
     /// interrupt after SQLite had freed the pages would roll all of it back. A client that
     /// arrives meanwhile waits for it (predicted within the batch's budget), and the next
     /// idle batch waits for twice the quiet, as after an idle batch that gave way.
-    private func dropRest(_ table: String, rows: Int64, state: DeferredLedger.Progress, step: TaskStep) throws {
+    private func dropRest(_ table: String, rows: Int64, step: TaskStep) throws {
         let started = ContinuousClock.now
         try writer("drop rest at once") { db in
             try db.withForeignKeysOff { try Self.leavingFreedPagesToTheVacuum(db) { try inBatchTransaction(step.session, db, interruptible: false) {
