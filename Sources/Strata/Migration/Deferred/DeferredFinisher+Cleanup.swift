@@ -190,7 +190,10 @@ extension DeferredFinisher {
     ///   over ``dropSpeedup``, times a bound on the rows left, `max(rowid) − min(rowid) + 1`
     ///   (two O(log n) seeks on a reader; never fewer than the rows). With the shipped budgets,
     ///   an idle batch (250 ms) takes the rest once it is down to about a million rows of the
-    ///   benchmark's table; a 5 ms batch only the last few batches' worth.
+    ///   benchmark's table; a 5 ms batch only the last few batches' worth. The statement
+    ///   cannot be interrupted, so this is the one step of an idle batch that a client's
+    ///   arrival does not cut short (a fixed 50 ms bound instead left the gain at 4M rows to
+    ///   nothing: docs/Benchmarks.md).
     /// - **Place**: `DROP TABLE` frees pages in rowid order, so the rest's last pages head
     ///   SQLite's last-in-first-out freelist, and any above the file's final size make the
     ///   vacuum after it search past them for every page it moves (see
