@@ -136,7 +136,7 @@ extension DeferredFinisher {
                     try DeferredLedger.complete(id: step.id, in: db)
                     return false
                 }
-                let withoutRowid = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
+                let withoutRowid = try TableStatistics.isWithoutRowid(table, db)
                 // From the end of the table backwards: leaf pages empty in order and are freed,
                 // the table's last pages (the file's highest) first. SQLite's freelist is last
                 // in, first out, and the vacuum after the drop takes each page it moves into
@@ -209,16 +209,7 @@ extension DeferredFinisher {
     ///   (``Counters/dropCheckAfter``). A SQLite without `dbstat` never drops at once.
     func restFitsOneDrop(_ table: String, deleted: Int64, step: TaskStep) -> Int64? {
         guard let perRow = step.counters.secondsPerRow, deleted >= step.counters.dropCheckAfter else { return nil }
-        let t = quoteIdentifier(table)
-        let bound: Int64? = try? store.database.read { db in
-            guard try db.tableExists(table),
-                  !(try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? true)
-            else { return nil }
-            let row = try Row.fetchOne(db, sql: "SELECT (SELECT min(rowid) FROM \(t)), (SELECT max(rowid) FROM \(t))")
-            guard let low: Int64 = row?[0], let high: Int64 = row?[1] else { return 0 }
-            let (span, overflow) = high.subtractingReportingOverflow(low)
-            return overflow || span == .max ? nil : span + 1
-        }
+        let bound: Int64? = try? store.database.read { db in try TableStatistics.rowidSpan(table, db) }
         guard let bound, Double(bound) * perRow / Self.dropSpeedup <= 0.6 * currentBudget.seconds else { return nil }
         let pages: (above: Int64, count: Int64, finalSize: Int64)? = try? store.database.read { db in
             // One pass: each page's number, 0 for an interior page.

@@ -318,10 +318,10 @@ struct StagedMigrationRunner {
         if hop.willMigrate != nil || hop.didMigrate != nil { tables.formUnion(StorageLayout(model: hop.source).tables.keys) }
         var total: Int64 = 0
         for table in tables where try db.tableExists(table) {
-            // Two subqueries: SQLite reads a lone min() or max() from the end of the b-tree, but
-            // scans the whole table for an expression of both (447 ms at 4M rows against 5 ms).
-            let quoted = quoteIdentifier(table)
-            total += try Int64.fetchOne(db, sql: "SELECT coalesce((SELECT max(rowid) FROM \(quoted)) - (SELECT min(rowid) FROM \(quoted)) + 1, 0)") ?? 0
+            // The b-tree's two ends (an expression of both in one SELECT scanned the whole
+            // table: 447 ms at 4M rows against 5 ms).
+            let (sum, overflow) = total.addingReportingOverflow(try TableStatistics.estimatedRows(table, db))
+            total = overflow ? .max : sum
         }
         return total
     }
