@@ -26,8 +26,9 @@ extension ObjectContext {
                 let rows = try Row.fetchCursor(statement)
                 if plan.entity == nil, let decoder = entry.rootDecoder {
                     // One entity per row (no `_entity` column): one decoder, read in place.
+                    let sqliteStatement = statement.sqliteStatement
                     while try rows.next() != nil {
-                        result.append(object(in: statement, plan: plan, entity: rootEntity, decoder: decoder))
+                        result.append(object(in: sqliteStatement, plan: plan, entity: rootEntity, decoder: decoder))
                     }
                     return result
                 }
@@ -107,19 +108,15 @@ extension ObjectContext {
     }
 
     /// The object of the statement's current row, all of one entity (no `_entity` column):
-    /// the registered one, or a new one read from the row's columns.
-    private func object(in statement: Statement, plan: RowPlan, entity: String, decoder: RowDecoder) -> ManagedObject {
-        let sqliteStatement = statement.sqliteStatement
-        let id = ObjectID(entityName: entity, primaryKey: sqlite3_column_int64(sqliteStatement, CInt(plan.primaryKey)))
-        // One lookup of the identity map: the registered object, or the new one, created and
-        // registered in the same lookup (`default:` is evaluated only when the key is absent).
-        return Self.registeredObject(&registered[id, default: makeObject(id, statement: sqliteStatement, plan: plan, decoder: decoder)])
-    }
-
-    /// The value of the identity map's entry, read through its `inout` access (so that
-    /// `registered[id, default: …]` finds or inserts with one hash).
+    /// the registered one, or a new one read from the row's columns, registered in the same
+    /// probe of the identity map.
     @inline(__always)
-    private static func registeredObject(_ entry: inout ManagedObject) -> ManagedObject { entry }
+    private func object(in sqliteStatement: OpaquePointer, plan: RowPlan, entity: String, decoder: RowDecoder) -> ManagedObject {
+        let primaryKey = sqlite3_column_int64(sqliteStatement, CInt(plan.primaryKey))
+        return registered.object(primaryKey: primaryKey, entityName: entity) {
+            makeObject(ObjectID(entityName: entity, primaryKey: primaryKey), statement: sqliteStatement, plan: plan, decoder: decoder)
+        }
+    }
 
     /// A new object from the statement's current row (not registered).
     private func makeObject(_ id: ObjectID, statement sqliteStatement: OpaquePointer, plan: RowPlan, decoder: RowDecoder) -> ManagedObject {

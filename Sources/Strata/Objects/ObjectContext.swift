@@ -41,7 +41,7 @@ public final class ObjectContext {
     private let isConnectionBound: Bool
 
     /// Saved objects by identity (the identity map: one object per row per context).
-    @exclusivity(unchecked) var registered: [ObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var registered = IdentityMap()
     /// Objects inserted since the last save, in insertion order.
     @exclusivity(unchecked) var inserted: [ManagedObject] = []
     /// Objects with unsaved changes (by identity).
@@ -334,7 +334,7 @@ public final class ObjectContext {
     public func reset() {
         // A new generation detaches every object of the old one (``ManagedObject/context``).
         generation += 1
-        registered.removeAll(keepingCapacity: true)
+        registered.removeAll()
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
