@@ -22,16 +22,21 @@ extension ObjectContext {
                 var result: [ManagedObject] = []
                 result.reserveCapacity(entry.rows.last)
                 defer { entry.rows.last = result.count }
-                var decoders = RowDecoders()
-                let rows = try Row.fetchCursor(statement)
                 if plan.entity == nil, let decoder = entry.rootDecoder {
-                    // One entity per row (no `_entity` column): one decoder, read in place.
+                    // One entity per row (no `_entity` column): one decoder, read in place,
+                    // stepped by a cursor of primary keys (no `Row` made per fetch or handed
+                    // out per row; one busy check per fetch).
                     let sqliteStatement = statement.sqliteStatement
-                    while try rows.next() != nil {
-                        result.append(object(in: sqliteStatement, plan: plan, entity: rootEntity, decoder: decoder))
+                    let keys = try Int64.fetchCursor(statement, adapter: plan.primaryKey == 0 ? nil : SuffixRowAdapter(fromIndex: plan.primaryKey))
+                    try keys.forEach { primaryKey in
+                        result.append(registered.object(primaryKey: primaryKey, entityName: rootEntity) {
+                            makeObject(ObjectID(entityName: rootEntity, primaryKey: primaryKey), statement: sqliteStatement, plan: plan, decoder: decoder)
+                        })
                     }
                     return result
                 }
+                var decoders = RowDecoders()
+                let rows = try Row.fetchCursor(statement)
                 while let row = try rows.next() {
                     result.append(object(for: row, plan: plan, rootEntity: rootEntity, statement: statement, decoders: &decoders))
                 }
@@ -107,21 +112,13 @@ extension ObjectContext {
         return RowDecoder(info: info, positions: info.layout.slots.map { plan.index[$0.column] ?? -1 }, foreignKeys: foreignKeys)
     }
 
-    /// The object of the statement's current row, all of one entity (no `_entity` column):
-    /// the registered one, or a new one read from the row's columns, registered in the same
-    /// probe of the identity map.
-    @inline(__always)
-    private func object(in sqliteStatement: OpaquePointer, plan: RowPlan, entity: String, decoder: RowDecoder) -> ManagedObject {
-        let primaryKey = sqlite3_column_int64(sqliteStatement, CInt(plan.primaryKey))
-        return registered.object(primaryKey: primaryKey, entityName: entity) {
-            makeObject(ObjectID(entityName: entity, primaryKey: primaryKey), statement: sqliteStatement, plan: plan, decoder: decoder)
-        }
-    }
-
     /// A new object from the statement's current row (not registered).
     private func makeObject(_ id: ObjectID, statement sqliteStatement: OpaquePointer, plan: RowPlan, decoder: RowDecoder) -> ManagedObject {
         let types = decoder.info.slotTypes
         let positions = decoder.positions
+        // `reserveCapacity` and `append`, not `Array(unsafeUninitializedCapacity:)`: with this
+        // Swift (6.3) the latter allocates through an unspecialized path that looks up the
+        // storage class's generic metadata on every call (a third of the array's cost).
         var values: [Value] = []
         values.reserveCapacity(positions.count)
         for slot in positions.indices {
