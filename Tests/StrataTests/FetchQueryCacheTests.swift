@@ -46,6 +46,29 @@ struct FetchQueryCacheTests {
         ("seats BETWEEN %@", [PredicateList([1, 3])], [PredicateList([2, 9])]),
     ]
 
+    /// A string sentinel is recognized from its bytes: exactly the prefix and a canonical
+    /// decimal index, as the sentinel maker writes it; anything else is a value.
+    @Test func stringSentinelsAreReadExactly() {
+        let sentinels = ArgumentSentinels(stringPrefixes: ["\u{1}s.a.", "\u{1}s.b."], intBases: [0, 2_000_000],
+                                          doubleBases: [-1, -2], doubleStep: 0.5, doubleSpan: 1)
+        for index in [0, 1, 9, 10, 99, 100, 12_345, 999_999, 1_000_000] {
+            for round in 0..<2 {
+                let sentinel = sentinels.sentinel(for: .string("x"), index: index, round: round)!
+                #expect(sentinels.index(of: sentinel, round: round) == index)
+                #expect(sentinels.index(of: sentinel, round: 1 - round) == nil, "the other round's sentinel")
+            }
+        }
+        for text in ["\u{1}s.a.", "\u{1}s.a.07", "\u{1}s.a.00", "\u{1}s.a.+7", "\u{1}s.a.-7", "\u{1}s.a.7x", "\u{1}s.a. 7",
+                     "\u{1}s.a.1234567890123456789", "s.a.7", "\u{1}s.a", "", "\u{1}s.a.\u{0661}", "x\u{1}s.a.7"] {
+            #expect(sentinels.index(of: .string(text), round: 0) == nil, "\(text.debugDescription)")
+        }
+        // Canonically equivalent to a sentinel but other bytes: a value (a full compile), not an argument.
+        let composed = ArgumentSentinels(stringPrefixes: ["\u{1}\u{E9}.", "\u{1}b."], intBases: [0, 2_000_000],
+                                         doubleBases: [-1, -2], doubleStep: 0.5, doubleSpan: 1)
+        #expect(composed.index(of: .string("\u{1}\u{E9}.3"), round: 0) == 3)
+        #expect(composed.index(of: .string("\u{1}e\u{301}.3"), round: 0) == nil)
+    }
+
     @Test func otherArgumentsOfTheSameShape() throws {
         let queue = try M.makeDatabase()
         for (format, first, second) in Self.pairs {

@@ -42,7 +42,7 @@ struct ArgumentSentinels: Sendable {
     func index(of value: Value, round: Int) -> Int? {
         let index: Int?
         switch value {
-        case .string(let s) where s.hasPrefix(stringPrefixes[round]): index = Int(s.dropFirst(stringPrefixes[round].count))
+        case .string(let s): return Self.decimalSuffix(of: s, after: stringPrefixes[round])
         case .int(let i) where i >= intBases[round] && i < intBases[round] + 1_000_000: index = Int(i - intBases[round])
         case .double(let d) where d <= doubleBases[round] && d > doubleBases[round] - doubleSpan:
             index = Int(((doubleBases[round] - d) / doubleStep).rounded())
@@ -50,5 +50,26 @@ struct ArgumentSentinels: Sendable {
         }
         guard let index, sentinel(for: value, index: index, round: round) == value else { return nil }
         return index
+    }
+
+    /// The index in `string` = `prefix` followed by the index in canonical decimal (what
+    /// ``sentinel(for:index:round:)`` makes), read from the bytes without building the
+    /// sentinel again to compare it; nil for anything else. Stricter than comparing Strings
+    /// (bytes, not canonical equivalence): a text that only looks like a sentinel is taken as
+    /// a value, and a fetch of that shape is then compiled in full, never wrongly.
+    static func decimalSuffix(of string: String, after prefix: String) -> Int? {
+        var bytes = string.utf8.makeIterator()
+        for byte in prefix.utf8 {
+            guard bytes.next() == byte else { return nil }
+        }
+        var index = 0
+        var digits = 0
+        while let byte = bytes.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 18 else { return nil }
+            if digits == 1 && index == 0 { return nil }   // a leading zero ("07")
+            index = index * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits == 0 ? nil : index
     }
 }
