@@ -127,6 +127,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             await load.stop()
             results.duringReclaim = load.results(.reclaim)
             results.finishTasks = Self.taskTimes(daemon.log)
+            results.finishTimeSpent = Self.timeSpent(daemon.log).first
             results.verifyTimes = Self.verifyTimes(daemon.log)
             results.lockHolds = Self.lockHolds(daemon.log)
             results.finishBatches = Self.batchCounts(daemon.log)
@@ -293,6 +294,21 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             let summary = rest[colon.upperBound...].components(separatedBy: " strata.").first ?? ""
             let msText = rest[msRange.upperBound...].prefix { $0.isNumber || $0 == "." }
             return (String(summary.prefix(80)), Double(msText) ?? 0)
+        }
+    }
+
+    /// Where each deferred work run's time went, in the order of the runs ("deferred work
+    /// run: where its time went … strata.held_ms=… strata.writer_wait_ms=… strata.paused_ms=…
+    /// strata.other_ms=…"): milliseconds by key (`held`, `writer_wait`, `paused`, `other`).
+    static func timeSpent(_ log: String) -> [[String: Double]] {
+        log.split(separator: "\n").compactMap { line in
+            guard line.contains("deferred work run: where its time went") else { return nil }
+            var spent: [String: Double] = [:]
+            for key in ["held", "writer_wait", "paused", "other"] {
+                guard let range = line.range(of: "strata.\(key)_ms=") else { continue }
+                spent[key] = Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+            }
+            return spent
         }
     }
 

@@ -19,6 +19,9 @@ struct UpgradeResults {
     /// `FinishDeferred(reclaim)` after it: the vacuum it left, the clients still writing.
     var reclaim: Duration?
     var finishTasks: [(summary: String, ms: Double)] = []
+    /// Where FinishDeferred's time went (daemon log): holding the writer, waiting for it
+    /// behind the clients, the cost delay, and the rest (work outside the lock), in ms.
+    var finishTimeSpent: [String: Double]?
     /// Verify before swap, per rewritten table (part of its rewrite task's time).
     var verifyTimes: [(table: String, ms: Double)] = []
     /// The longest write-lock hold of each finishing step while the clients wrote (daemon log).
@@ -65,6 +68,7 @@ struct UpgradeResults {
             "rss_default_mb": rssDefault.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "backup_task_first": backupPendingFirst ?? NSNull(),
             "finish_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10] },
+            "finish_time_spent_ms": finishTimeSpent ?? NSNull(),
             "verify_ms": (verifyTimes.reduce(0) { $0 + $1.ms } * 10).rounded() / 10,
             "max_lock_hold_ms": Dictionary(lockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
             "finish_batches": finishBatches.map { ["batches": $0.batches, "idle": $0.idle, "yielded": $0.yielded] } ?? NSNull(),
@@ -123,6 +127,11 @@ struct UpgradeResults {
             "FinishDeferred, shipped defaults        \(time(finishDefault))   of which the online backup \(time(backup))",
         ]
         for task in finishTasks { lines.append("    \(String(format: "%9.1f ms", task.ms))  \(task.summary)") }
+        if let spent = finishTimeSpent {
+            func ms(_ key: String) -> String { spent[key].map { String(format: "%.0f ms", $0) } ?? "–" }
+            lines.append("    where FinishDeferred's time went: holding the writer \(ms("held")), waiting for it \(ms("writer_wait")), "
+                         + "cost delay \(ms("paused")), outside the lock \(ms("other"))")
+        }
         for verify in verifyTimes {
             let share = finish.map { verify.ms / $0.milliseconds * 100 } ?? 0
             lines.append("    \(String(format: "%9.1f ms", verify.ms))  of which verify before swap of \(verify.table) (\(String(format: "%.1f", share)) % of FinishDeferred; target ≤ 15 %: \(check(share <= 15)))")

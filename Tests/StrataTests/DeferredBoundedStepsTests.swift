@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import Strata
 
@@ -338,6 +339,31 @@ struct DeferredBoundedStepsTests {
         #expect(try Self.integrity(store) == "ok")
         #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
         #expect(try DeferredMigrationTests.int(store, "SELECT count(*) FROM Item") == 30_000)
+        try store.close()
+    }
+
+    @Test("a run reports where its time went: holding the writer, waiting for it behind another call, the cost delay")
+    func timeSpentIsReported() async throws {
+        let directory = TemporaryDirectory("time-spent")
+        let url = directory.file("store.sqlite")
+        try DeferredMigrationTests.seedItems(20_000, at: url)
+        let (logger, messages) = CapturingLogHandler.logger()
+        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger))
+        // Once the run has begun, another call holds the writer for 300 ms: a batch waits behind it.
+        let started = Mutex(false)
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2), pauseBetweenBatches: .milliseconds(1))) { _ in
+            guard started.withLock({ let first = !$0; $0 = true; return first }) else { return }
+            Thread.detachNewThread {
+                try? store.database.writeWithoutTransaction { _ in Thread.sleep(forTimeInterval: 0.3) }
+            }
+        }
+        #expect(!report.stoppedEarly && report.batches > 10)
+        #expect(report.lockHeldSeconds > 0)
+        #expect(report.pauseSeconds > 0)
+        #expect(report.writerWaitSeconds >= 0.2, "a batch waited behind the other call's 300 ms: \(report.writerWaitSeconds) s")
+        #expect(report.lockHeldSeconds + report.writerWaitSeconds + report.pauseSeconds <= report.seconds + 0.001)
+        #expect(messages.count(containing: "deferred work run: where its time went") == 1)
+        #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
         try store.close()
     }
 

@@ -93,6 +93,11 @@ struct DeferredFinisher {
         /// How long the batch in flight waited for the writer connection (a client's call
         /// before it in the writer's queue): not the batch's work, not counted in its time.
         var writerWait: Duration = .zero
+        /// The run's totals: time holding the writer connection (batches and every other
+        /// step on it), and waiting for it behind other calls. With ``paused``, where a run's
+        /// time went (``FinishReport/lockHeldSeconds``).
+        var totalHeld: Duration = .zero
+        var totalWriterWait: Duration = .zero
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -124,6 +129,7 @@ struct DeferredFinisher {
             guard await mayContinue() else { report.stoppedEarly = true; break }
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
+            let heldBefore = pacing.totalHeld, waitBefore = pacing.totalWriterWait, pausedBefore = pacing.paused
             let finished: Bool
             do {
                 finished = try await runTask(entry, index: index, of: total, counters: counters, session: session)
@@ -136,6 +142,10 @@ struct DeferredFinisher {
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
                 "strata.ms": "\(String(format: "%.1f", took.milliseconds))",
                 "strata.batches": "\(counters.batches - batchesBefore)", "strata.rows": "\(counters.rows - rowsBefore)",
+                // Where the task's time went: holding the writer, waiting for it, the cost delay.
+                "strata.held_ms": "\(String(format: "%.0f", (pacing.totalHeld - heldBefore).milliseconds))",
+                "strata.writer_wait_ms": "\(String(format: "%.0f", (pacing.totalWriterWait - waitBefore).milliseconds))",
+                "strata.paused_ms": "\(String(format: "%.0f", (pacing.paused - pausedBefore).milliseconds))",
             ])
             if !finished { report.stoppedEarly = true; break }
             report.tasksFinished += 1
@@ -151,6 +161,9 @@ struct DeferredFinisher {
         report.spaceReclaimLeft = unfinished == 0 && !remaining.isEmpty
         report.seconds = (ContinuousClock.now - start).seconds
         report.pauseSeconds = pacing.paused.seconds
+        report.lockHeldSeconds = pacing.totalHeld.seconds
+        report.writerWaitSeconds = pacing.totalWriterWait.seconds
+        logTimeSpent(report)
         report.batchesYielded = pacing.yielded
         report.idleBatches = pacing.idleBatches
         report.longestLockHolds = lockHolds.milliseconds
@@ -298,7 +311,11 @@ struct DeferredFinisher {
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
             pacing.writerWait += start - requested
-            defer { held = ContinuousClock.now - start }
+            pacing.totalWriterWait += start - requested
+            defer {
+                held = ContinuousClock.now - start
+                pacing.totalHeld += held
+            }
             return try body(db)
         }
         if held > currentBudget * 2 {

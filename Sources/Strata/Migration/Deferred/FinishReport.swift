@@ -20,6 +20,14 @@ public struct FinishReport: Sendable, Hashable, Codable {
     public var spaceReclaimLeft = false
     /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
     public var pauseSeconds: Double = 0
+    /// Time the run held the store's writer connection (its batches and every other step
+    /// on it), in seconds.
+    public var lockHeldSeconds: Double = 0
+    /// Time the run waited for the writer connection behind other calls (clients' writes),
+    /// in seconds. What is left of ``seconds`` after this, ``lockHeldSeconds`` and
+    /// ``pauseSeconds`` went to work outside the lock (sorting into the buffer, reads before a
+    /// batch) and to the run's own scheduling.
+    public var writerWaitSeconds: Double = 0
     /// Idle batches that gave way to a client's arrival (rolled back and run again at the
     /// normal size; see ``FinishOptions/clientsActive``).
     public var batchesYielded: Int = 0

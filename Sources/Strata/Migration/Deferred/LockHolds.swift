@@ -37,4 +37,17 @@ extension DeferredFinisher {
             "strata.holds_ms": "\(summary)", "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
         ])
     }
+
+    /// Where the run's time went, in one line: holding the writer, waiting for it behind
+    /// clients, the cost delay, and the rest (work outside the lock, scheduling).
+    func logTimeSpent(_ report: FinishReport) {
+        guard report.batches > 0 else { return }
+        let other = max(0, report.seconds - report.lockHeldSeconds - report.writerWaitSeconds - report.pauseSeconds)
+        func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
+        store.logger.info("deferred work run: where its time went", metadata: [
+            "strata.ms": "\(ms(report.seconds))", "strata.held_ms": "\(ms(report.lockHeldSeconds))",
+            "strata.writer_wait_ms": "\(ms(report.writerWaitSeconds))", "strata.paused_ms": "\(ms(report.pauseSeconds))",
+            "strata.other_ms": "\(ms(other))", "strata.batches": "\(report.batches)",
+        ])
+    }
 }
