@@ -3,10 +3,10 @@
 /// An open-addressing table keyed by the primary key (Fibonacci hashing, linear probing,
 /// deletion by backward shift), with the entity compared on a key match. It replaces
 /// `[ObjectID: ManagedObject]` on the fetch path, where every row is looked up and most are
-/// inserted: the dictionary hashed each identifier with SipHash (its entity name included,
-/// before it hashed the key only), probed through generic value witnesses, and emptied
-/// through the unspecialized `removeAll` on every `reset()`. Here a lookup is a multiply, a
-/// shift and an integer compare, and the entity name is compared only when the keys match.
+/// inserted: the dictionary hashed each identifier with SipHash, probed through generic
+/// value witnesses, and was emptied through the unspecialized `removeAll` on every
+/// `reset()`. Here a lookup is a multiply, a shift and an integer compare, and the entity
+/// name is compared only when the keys match.
 ///
 /// Keys are stored beside the objects: an object keeps the slot of the identifier it was
 /// registered under even if its ``ManagedObject/objectID`` changes later (the save removes an
@@ -23,7 +23,7 @@ struct IdentityMap {
     /// `capacity - 1`.
     private var mask = 0
 
-    /// The smallest table, and the most a table may be full (3/4) before it grows.
+    /// The smallest table (a table is at most 3/4 full before it grows).
     private static let minimumCapacity = 16
 
     var isEmpty: Bool { count == 0 }

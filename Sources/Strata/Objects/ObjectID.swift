@@ -20,7 +20,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public var isTemporary: Bool { primaryKey < 0 }
 
     /// Hashes the primary key only: identifiers of different entities rarely share one, and
-    /// equality still compares the entity. Keeps the identity map cheap on every fetched row.
+    /// equality still compares the entity. Keeps sets and dictionaries of identifiers cheap.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(primaryKey)
     }
