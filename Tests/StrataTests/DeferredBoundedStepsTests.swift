@@ -349,18 +349,26 @@ struct DeferredBoundedStepsTests {
         try DeferredMigrationTests.seedItems(20_000, at: url)
         let (logger, messages) = CapturingLogHandler.logger()
         let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger))
-        // Once the run has begun, another call holds the writer for 300 ms: a batch waits behind it.
+        // After a batch with more to come (progress is reported outside the writer), another
+        // call takes the writer and holds it 1 s: the next batch waits behind it. The
+        // callback returns only once that call holds the writer, so the order is certain.
         let started = Mutex(false)
-        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2), pauseBetweenBatches: .milliseconds(1))) { _ in
-            guard started.withLock({ let first = !$0; $0 = true; return first }) else { return }
+        let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(10), pauseBetweenBatches: .milliseconds(2))) { progress in
+            guard progress.task.state == .running, started.withLock({ let first = !$0; $0 = true; return first }) else { return }
+            let holding = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
-                try? store.database.writeWithoutTransaction { _ in Thread.sleep(forTimeInterval: 0.3) }
+                try? store.database.writeWithoutTransaction { _ in
+                    holding.signal()
+                    Thread.sleep(forTimeInterval: 1)
+                }
             }
+            _ = holding.wait(timeout: .now() + 30)
         }
-        #expect(!report.stoppedEarly && report.batches > 10)
+        #expect(started.withLock { $0 }, "a batch with more to come reported progress")
+        #expect(!report.stoppedEarly && report.batches > 2)
         #expect(report.lockHeldSeconds > 0)
         #expect(report.pauseSeconds > 0)
-        #expect(report.writerWaitSeconds >= 0.2, "a batch waited behind the other call's 300 ms: \(report.writerWaitSeconds) s")
+        #expect(report.writerWaitSeconds >= 0.5, "a batch waited behind the other call's 1 s: \(report.writerWaitSeconds) s")
         #expect(report.lockHeldSeconds + report.writerWaitSeconds + report.pauseSeconds <= report.seconds + 0.001)
         #expect(messages.count(containing: "deferred work run: where its time went") == 1)
         #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
