@@ -346,7 +346,7 @@ struct DeferredBoundedStepsTests {
     func timeSpentIsReported() async throws {
         let directory = TemporaryDirectory("time-spent")
         let url = directory.file("store.sqlite")
-        try DeferredMigrationTests.seedItems(20_000, at: url)
+        try DeferredMigrationTests.seedItems(5_000, at: url)
         let (logger, messages) = CapturingLogHandler.logger()
         let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger))
         // After a batch with more to come (progress is reported outside the writer), another
