@@ -20,8 +20,9 @@ public struct FinishReport: Sendable, Hashable, Codable {
     public var spaceReclaimLeft = false
     /// Cost delay slept between batches (``FinishOptions/pauseBetweenBatches``), in seconds.
     public var pauseSeconds: Double = 0
-    /// Time the run held the store's writer connection (its batches and every other step
-    /// on it), in seconds.
+    /// Time the run held the store's writer connection for its work (batches and its other
+    /// steps on the writer; the run's own set-up and restoring the connection at its end
+    /// count in the rest), in seconds.
     public var lockHeldSeconds: Double = 0
     /// Time the run waited for the writer connection behind other calls (clients' writes),
     /// in seconds. What is left of ``seconds`` after this, ``lockHeldSeconds`` and
