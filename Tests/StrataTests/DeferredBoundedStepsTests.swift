@@ -30,6 +30,15 @@ struct DeferredBoundedStepsTests {
                indexes: [Index("byFlag", keyPaths: ["flag"]), Index("byScore", elements: [.init("score", ascending: false)])]),
     ])
 
+    /// `count` items seeded wide and opened narrowed with deferral on (a rewrite pending),
+    /// the store's log captured.
+    static func narrowedWithLog(_ count: Int, in directory: TemporaryDirectory) throws -> (PersistentStore, CapturingLogHandler.Messages) {
+        let url = directory.file("store.sqlite")
+        try DeferredMigrationTests.seedItems(count, at: url)
+        let (logger, messages) = CapturingLogHandler.logger()
+        return (try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger)), messages)
+    }
+
     static func seed(_ count: Int, at url: URL, nullFlags: Bool = false) throws {
         let store = try PersistentStore.open(at: url, model: plain)
         try store.database.write { db in
@@ -345,10 +354,7 @@ struct DeferredBoundedStepsTests {
     @Test("a run reports where its time went: holding the writer, waiting for it behind another call, the cost delay")
     func timeSpentIsReported() async throws {
         let directory = TemporaryDirectory("time-spent")
-        let url = directory.file("store.sqlite")
-        try DeferredMigrationTests.seedItems(5_000, at: url)
-        let (logger, messages) = CapturingLogHandler.logger()
-        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger))
+        let (store, messages) = try Self.narrowedWithLog(5_000, in: directory)
 
         // The accounting of the finisher's writer: another call holds the writer 300 ms; the
         // finisher's step on it waits that long, and only its own work counts as held.
@@ -380,10 +386,7 @@ struct DeferredBoundedStepsTests {
     @Test("a batch that outruns its time limit is rolled back and the next is smaller; the work still finishes")
     func overrunningBatchesShrink() async throws {
         let directory = TemporaryDirectory("overrun")
-        let url = directory.file("store.sqlite")
-        try DeferredMigrationTests.seedItems(20_000, at: url)
-        let (logger, messages) = CapturingLogHandler.logger()
-        let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred, logger: logger))
+        let (store, messages) = try Self.narrowedWithLog(20_000, in: directory)
         // A 100 µs budget: batches of the starting size outrun its 150 µs limit.
         let report = try await store.finishDeferredMigration(FinishOptions(batchBudget: .microseconds(100)))
         #expect(report.tasksRemaining == 0)

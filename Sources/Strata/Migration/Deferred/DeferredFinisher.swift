@@ -138,15 +138,15 @@ struct DeferredFinisher {
                 finished = false
             }
             let took = ContinuousClock.now - taskStart
-            store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)", metadata: [
+            var metadata = timeSpentMetadata(held: pacing.totalHeld - heldBefore, writerWait: pacing.totalWriterWait - waitBefore,
+                                             paused: pacing.paused - pausedBefore)
+            metadata.merge([
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
-                "strata.ms": "\(String(format: "%.1f", took.milliseconds))",
+                "strata.ms": "\(Self.milliseconds(took))",
                 "strata.batches": "\(counters.batches - batchesBefore)", "strata.rows": "\(counters.rows - rowsBefore)",
-                // Where the task's time went: holding the writer, waiting for it, the cost delay.
-                "strata.held_ms": "\(String(format: "%.0f", (pacing.totalHeld - heldBefore).milliseconds))",
-                "strata.writer_wait_ms": "\(String(format: "%.0f", (pacing.totalWriterWait - waitBefore).milliseconds))",
-                "strata.paused_ms": "\(String(format: "%.0f", (pacing.paused - pausedBefore).milliseconds))",
-            ])
+            ]) { $1 }
+            store.logger.log(level: finished ? .notice : .info, "\(finished ? "finished" : "paused") deferred task #\(entry.task.id): \(entry.task.summary)",
+                             metadata: metadata)
             if !finished { report.stoppedEarly = true; break }
             report.tasksFinished += 1
             index += 1

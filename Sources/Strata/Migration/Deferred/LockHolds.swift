@@ -38,16 +38,23 @@ extension DeferredFinisher {
         ])
     }
 
+    /// Where time went (log metadata, ms): holding the writer, waiting for it behind other
+    /// calls, the cost delay. The run's line and each task's line both say it this way.
+    func timeSpentMetadata(held: Duration, writerWait: Duration, paused: Duration) -> Logger.Metadata {
+        ["strata.held_ms": "\(Self.milliseconds(held))", "strata.writer_wait_ms": "\(Self.milliseconds(writerWait))",
+         "strata.paused_ms": "\(Self.milliseconds(paused))"]
+    }
+
     /// Where the run's time went, in one line: holding the writer, waiting for it behind
     /// clients, the cost delay, and the rest (work outside the lock, scheduling).
     func logTimeSpent(_ report: FinishReport) {
         guard report.batches > 0 else { return }
-        let other = max(0, report.seconds - report.lockHeldSeconds - report.writerWaitSeconds - report.pauseSeconds)
-        func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
-        store.logger.info("deferred work run: where its time went", metadata: [
-            "strata.ms": "\(ms(report.seconds))", "strata.held_ms": "\(ms(report.lockHeldSeconds))",
-            "strata.writer_wait_ms": "\(ms(report.writerWaitSeconds))", "strata.paused_ms": "\(ms(report.pauseSeconds))",
-            "strata.other_ms": "\(ms(other))", "strata.batches": "\(report.batches)",
-        ])
+        let total = Duration.seconds(report.seconds)
+        let other = max(.zero, total - pacing.totalHeld - pacing.totalWriterWait - pacing.paused)
+        var metadata = timeSpentMetadata(held: pacing.totalHeld, writerWait: pacing.totalWriterWait, paused: pacing.paused)
+        metadata["strata.ms"] = "\(Self.milliseconds(total))"
+        metadata["strata.other_ms"] = "\(Self.milliseconds(other))"
+        metadata["strata.batches"] = "\(report.batches)"
+        store.logger.info("deferred work run: where its time went", metadata: metadata)
     }
 }
