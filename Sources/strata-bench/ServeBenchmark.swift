@@ -25,10 +25,14 @@ struct ServeBenchmark: AsyncParsableCommand {
               floor       the same clients against `strata-bench transport-floor`: a SwiftNIO \
             server on the same stack answering each message with stratad's reply to the same \
             call, without a store or JSON parsing
+              ceiling     the floor running the same operation through the library on a \
+            third copy of the store before each reply, on the event loop that read the \
+            message: what any daemon on this stack and library could at best serve
 
             Figures: stratad calls/s as a fraction of the floor's (aim ≥ 0.70 for Fetch by id), \
-            stratad p99 over the floor's p99 (aim ≤ 2), and the daemon's cost per call over \
-            in-process (one connection, one call at a time, minus the in-process mean).
+            stratad p99 over the floor's p99 (aim ≤ 2), the daemon's cost per call over \
+            in-process (one connection, one call at a time, minus the in-process mean), and \
+            stratad's and the floor's calls/s against the store ceiling's.
             """
     )
 
@@ -59,10 +63,11 @@ struct ServeBenchmark: AsyncParsableCommand {
         let me = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         let executable = try UpgradeBenchmark.stratadExecutable(stratad)
 
-        progress.say("seeding two stores of \(rows) objects…")
+        progress.say("seeding three stores of \(rows) objects…")
         let daemonStorePath = directory.url.appending(path: "served.sqlite")
         let localStorePath = directory.url.appending(path: "in-process.sqlite")
-        for url in [daemonStorePath, localStorePath] { try Self.seed(url, data: data) }
+        let ceilingStorePath = directory.url.appending(path: "ceiling.sqlite")
+        for url in [daemonStorePath, localStorePath, ceilingStorePath] { try Self.seed(url, data: data) }
 
         let (daemon, socket) = try startDaemon(in: directory.url, storePath: daemonStorePath, executable: executable)
         defer { daemon.stop() }
@@ -88,6 +93,9 @@ struct ServeBenchmark: AsyncParsableCommand {
             try sample.encoded().write(to: URL(filePath: replyFile))
             let floor = try TransportFloorProcess(executable: me, socket: directory.url.appending(path: "floor.sock").path, replyFile: replyFile)
             defer { floor.stop() }
+            let ceiling = try TransportFloorProcess(executable: me, socket: directory.url.appending(path: "ceiling.sock").path, replyFile: replyFile,
+                                                    store: (ceilingStorePath.path, operation, data.rows))
+            defer { ceiling.stop() }
             let call: @Sendable (Int, Int) -> VarlinkCall = { n, c in operation.call(n: n, connection: c, connections: connections, data: data) }
             progress.say("\(operation.label): stratad and floor, 1 connection…")
             let single = try await ServeLoad(socket: socket, connections: 1, depth: 1, duration: duration).run(call)
@@ -95,15 +103,21 @@ struct ServeBenchmark: AsyncParsableCommand {
             progress.say("\(operation.label): stratad and floor, \(connections) connections × \(depth)…")
             let loaded = try await ServeLoad(socket: socket, connections: connections, depth: depth, duration: duration).run(call)
             let floorLoaded = try await ServeLoad(socket: floor.socket, connections: connections, depth: depth, duration: duration).run(call)
+            progress.say("\(operation.label): store ceiling, 1 connection and \(connections) connections × \(depth)…")
+            let ceilingSingle = try await ServeLoad(socket: ceiling.socket, connections: 1, depth: 1, duration: duration).run(call)
+            let ceilingLoaded = try await ServeLoad(socket: ceiling.socket, connections: connections, depth: depth, duration: duration).run(call)
             for result in [single, loaded] where result.errors > 0 {
                 throw BenchError("\(operation.label): \(result.errors) error replies from stratad, the first: \(result.firstError ?? "?")")
             }
             Self.add(operation, inProcess: inProcess, single: single, floorSingle: floorSingle, loaded: loaded, floorLoaded: floorLoaded,
                      replyBytes: sample.encoded().count, load: "\(connections)×\(depth)", to: &report)
+            Self.addCeiling(operation, single: single, loaded: loaded, floorLoaded: floorLoaded, ceilingSingle: ceilingSingle,
+                            ceilingLoaded: ceilingLoaded, load: "\(connections)×\(depth)", to: &report)
         }
         report.targets = ["fetch_id_throughput": 1 / 0.7, "fetch_id_p99": 2]
         report.notes.append("strata = stratad, raw GRDB column = the transport floor (same NIO stack, canned reply of the same size) or, for in_process rows, the library in-process.")
         report.notes.append("throughput ratio = floor calls/s ÷ stratad calls/s (aim ≤ 1.43, i.e. stratad ≥ 70% of the floor); cost_per_call = stratad round trip (1 connection) − in-process mean.")
+        report.notes.append("ceiling = the floor running the operation through the library before each reply, on its event loop: in _vs_ceiling rows the raw GRDB column is the ceiling; in _ceiling_vs_floor rows the strata column is the ceiling and the raw GRDB column the floor.")
         report.notes.append("stratad peak RSS \(String(format: "%.1f", daemon.peakRSSMegabytes)) MiB.")
         print(options.json ? report.json : report.text)
     }
@@ -123,6 +137,21 @@ struct ServeBenchmark: AsyncParsableCommand {
                                strata: single.latencies.meanMicroseconds, raw: inProcess.latencies.meanMicroseconds))
         report.add(BenchFigure(key: "\(key)_cost_per_call", label: "\(name): daemon cost per call (reply \(replyBytes) B)", unit: "µs",
                                strata: single.latencies.meanMicroseconds - inProcess.latencies.meanMicroseconds, raw: inProcess.latencies.meanMicroseconds))
+    }
+
+    /// stratad and the floor against the store ceiling (the floor doing the library's work).
+    static func addCeiling(_ operation: ServeOperation, single: ServeLoadResult, loaded: ServeLoadResult, floorLoaded: ServeLoadResult,
+                           ceilingSingle: ServeLoadResult, ceilingLoaded: ServeLoadResult, load: String, to report: inout BenchReport) {
+        let key = operation.rawValue
+        let name = operation.label
+        report.add(BenchFigure(key: "\(key)_throughput_vs_ceiling", label: "\(name): calls/s, stratad vs ceiling (\(load))", unit: "calls/s",
+                               strata: loaded.callsPerSecond, raw: ceilingLoaded.callsPerSecond, higherIsBetter: true))
+        report.add(BenchFigure(key: "\(key)_p99_vs_ceiling", label: "\(name): p99, stratad vs ceiling", unit: "µs",
+                               strata: loaded.latencies.p99Microseconds, raw: ceilingLoaded.latencies.p99Microseconds))
+        report.add(BenchFigure(key: "\(key)_single_vs_ceiling", label: "\(name): round trip, stratad vs ceiling", unit: "µs",
+                               strata: single.latencies.meanMicroseconds, raw: ceilingSingle.latencies.meanMicroseconds))
+        report.add(BenchFigure(key: "\(key)_ceiling_vs_floor", label: "\(name): calls/s, ceiling vs floor (\(load))", unit: "calls/s",
+                               strata: ceilingLoaded.callsPerSecond, raw: floorLoaded.callsPerSecond, higherIsBetter: true))
     }
 
     /// Runs `operation` in-process, one call after another, for `duration`.

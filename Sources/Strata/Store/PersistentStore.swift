@@ -47,6 +47,8 @@ public final class PersistentStore: Sendable {
     package let transactionGate = TransactionGate()
     /// Entity descriptions and row plans, lent to one context at a time (``ContextCaches``).
     let contextCaches = ContextCachePool()
+    /// The read-only connections contexts read through (``ReaderLanes``).
+    let readers: ReaderLanes
 
     /// The store file's path.
     let path: String
@@ -65,6 +67,8 @@ public final class PersistentStore: Sendable {
         self.options = options
         self.identifier = identifier
         self.database = database
+        self.readers = ReaderLanes(path: database.path, configuration: database.configuration,
+                                   maximum: database.configuration.maximumReaderCount)
         StoreFileDescriptors.retain(path)
     }
 
@@ -188,8 +192,17 @@ public final class PersistentStore: Sendable {
         // last connection, so that a closed store is whole in its one file. Not for a store
         // whose checkpoints are a replicator's (WALCheckpointing.external): a replicator that
         // is not running at that moment would find its WAL gone and start over from a snapshot.
-        if options.walCheckpointing == .strata { database.releaseMemory() }
-        do { try database.close() } catch { throw StoreError.from(error, path: path, while: "closing") }
+        // The contexts' read-only lanes (``ReaderLanes``) likewise: before the writer, or, for a
+        // replicated store, after it (a reader still open then keeps the WAL in place).
+        if options.walCheckpointing == .strata {
+            readers.close()
+            database.releaseMemory()
+        }
+        do { try database.close() } catch {
+            readers.close()
+            throw StoreError.from(error, path: path, while: "closing")
+        }
+        readers.close()
         // Only once the connections are closed (closing a descriptor of a file releases the
         // process's SQLite locks on it).
         StoreFileDescriptors.release(path)
