@@ -24,7 +24,7 @@ public struct JSONValueDecoder: Sendable {
         let tracker = KeyTracker()
         let result: T
         do {
-            result = try ValueDecoder(value, path: [], tracker: tracker).unbox(type)
+            result = try ValueDecoder(value, path: nil, tracker: tracker).unbox(type)
         } catch let error as DecodingError {
             throw JSONValueDecodingError(error)
         } catch {
@@ -83,31 +83,61 @@ public struct JSONValueDecodingError: Error, Sendable, Hashable, CustomStringCon
 
 /// Every JSON object a decoding opened as a keyed container, with the keys the decoded type
 /// asked for. Dictionaries (which enumerate `allKeys`) accept any key.
+///
+/// Kept cheap for the daemon's every call: the keys asked for go in a small array (a type
+/// asks for each of its fields once or twice), and the object's own keys are compared with
+/// them only at the end — no sets built and hashed per object.
 private final class KeyTracker {
     struct Record {
-        var path: [any CodingKey]
-        var present: Set<String>
-        var accessed: Set<String> = []
+        var path: CodingPathNode?
+        var object: [String: JSONValue]
+        var accessed: [String] = []
         var acceptsAnyKey = false
     }
 
     var records: [Record] = []
 
-    func open(path: [any CodingKey], keys: Set<String>) -> Int {
-        records.append(Record(path: path, present: keys))
+    func open(path: CodingPathNode?, object: [String: JSONValue]) -> Int {
+        records.append(Record(path: path, object: object))
         return records.count - 1
     }
 
-    func access(_ record: Int, _ key: String) { records[record].accessed.insert(key) }
+    func access(_ record: Int, _ key: String) { records[record].accessed.append(key) }
     func acceptAnyKey(_ record: Int) { records[record].acceptsAnyKey = true }
 
     func firstUnknownKey() -> String? {
         for record in records where !record.acceptsAnyKey {
-            if let key = record.present.subtracting(record.accessed).sorted().first {
-                return JSONValueDecodingError.path(record.path + [AnyKey(key)])
+            let unknown = record.object.keys.filter { !record.accessed.contains($0) }
+            if let key = unknown.min() {
+                return JSONValueDecodingError.path(CodingPathNode.keys(record.path) + [AnyKey(key)])
             }
         }
         return nil
+    }
+}
+
+/// A coding path as a list from the value back to the root, so that a child decoder costs one
+/// small allocation instead of a copy of its parent's whole path; the `[any CodingKey]` form
+/// is built only when asked for (an error, or a type that reads `codingPath`). Shared by
+/// ``JSONValueDecoder`` and ``JSONValueEncoder``.
+final class CodingPathNode {
+    let parent: CodingPathNode?
+    let key: any CodingKey
+
+    init(parent: CodingPathNode?, key: any CodingKey) {
+        self.parent = parent
+        self.key = key
+    }
+
+    /// The keys from the root to `node`.
+    static func keys(_ node: CodingPathNode?) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var node = node
+        while let current = node {
+            keys.append(current.key)
+            node = current.parent
+        }
+        return keys.reversed()
     }
 }
 
@@ -126,19 +156,20 @@ struct AnyKey: CodingKey {
 
 private struct ValueDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let path: CodingPathNode?
     let tracker: KeyTracker
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var codingPath: [any CodingKey] { CodingPathNode.keys(path) }
 
-    init(_ value: JSONValue, path: [any CodingKey], tracker: KeyTracker) {
+    init(_ value: JSONValue, path: CodingPathNode?, tracker: KeyTracker) {
         self.value = value
-        self.codingPath = path
+        self.path = path
         self.tracker = tracker
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let object) = value else { throw mismatch("an object") }
-        let record = tracker.open(path: codingPath, keys: Set(object.keys))
+        let record = tracker.open(path: path, object: object)
         return KeyedDecodingContainer(KeyedContainer<Key>(object: object, decoder: self, record: record))
     }
 
@@ -150,7 +181,7 @@ private struct ValueDecoder: Decoder {
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
 
     func child(_ value: JSONValue, _ key: any CodingKey) -> ValueDecoder {
-        ValueDecoder(value, path: codingPath + [key], tracker: tracker)
+        ValueDecoder(value, path: CodingPathNode(parent: path, key: key), tracker: tracker)
     }
 
     func mismatch(_ expected: String) -> DecodingError {
@@ -160,7 +191,14 @@ private struct ValueDecoder: Decoder {
     /// The value as `T`: Varlink's scalar types checked here, ``JSONValue`` as it is,
     /// anything else through its own `init(from:)`.
     func unbox<T: Decodable>(_ type: T.Type) throws -> T {
-        if T.self == JSONValue.self { return value as! T }
+        // The types of nearly every field first, by identity (a cast per case below otherwise).
+        let id = ObjectIdentifier(T.self)
+        if id == ObjectIdentifier(JSONValue.self) { return value as! T }
+        if id == ObjectIdentifier(String.self) {
+            guard case .string(let string) = value else { throw mismatch("a string") }
+            return string as! T
+        }
+        if id == ObjectIdentifier(Int64.self) { return try integer(Int64.self) as! T }
         switch type {
         case is Bool.Type:
             guard case .bool(let bool) = value else { throw mismatch("a bool") }

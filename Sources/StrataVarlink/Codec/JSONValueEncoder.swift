@@ -24,7 +24,7 @@ public struct JSONValueEncoder: Sendable {
     /// - Throws: `EncodingError` only for a value that is not JSON (a non-finite number).
     public func encode<T: Encodable>(_ value: T) throws -> JSONValue {
         let root = Slot()
-        try ValueEncoder(slot: root, path: [], nilEncoding: nilEncoding).box(value)
+        try ValueEncoder(slot: root, path: nil, nilEncoding: nilEncoding).box(value)
         return root.value
     }
 
@@ -95,13 +95,14 @@ private final class Slot {
 
 private struct ValueEncoder: Encoder {
     let slot: Slot
-    let codingPath: [any CodingKey]
+    let path: CodingPathNode?
     let nilEncoding: JSONValueEncoder.NilEncoding
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var codingPath: [any CodingKey] { CodingPathNode.keys(path) }
 
-    init(slot: Slot, path: [any CodingKey], nilEncoding: JSONValueEncoder.NilEncoding) {
+    init(slot: Slot, path: CodingPathNode?, nilEncoding: JSONValueEncoder.NilEncoding) {
         self.slot = slot
-        self.codingPath = path
+        self.path = path
         self.nilEncoding = nilEncoding
     }
 
@@ -118,11 +119,20 @@ private struct ValueEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
 
     func child(_ slot: Slot, _ key: any CodingKey) -> ValueEncoder {
-        ValueEncoder(slot: slot, path: codingPath + [key], nilEncoding: nilEncoding)
+        ValueEncoder(slot: slot, path: CodingPathNode(parent: path, key: key), nilEncoding: nilEncoding)
     }
+
+    /// The types `box` writes directly (every other type encodes itself).
+    private static let direct: [ObjectIdentifier] = [
+        JSONValue.self, [JSONValue].self, [String: JSONValue].self, Bool.self, String.self, Double.self, Float.self,
+        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self, UInt64.self,
+    ].map { ObjectIdentifier($0) }
 
     /// Writes `value` into the slot: scalars directly, anything else through `encode(to:)`.
     func box<T: Encodable>(_ value: T) throws {
+        // A struct of the interface (a reply, an item of one) encodes itself: no cast per
+        // case below to learn that it is none of them.
+        guard Self.direct.contains(ObjectIdentifier(T.self)) else { return try value.encode(to: self) }
         switch value {
         case let json as JSONValue: slot.content = .value(json)
         // A reply's objects (`Fetch`): taken whole, not element by element.
