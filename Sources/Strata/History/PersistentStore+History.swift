@@ -129,7 +129,7 @@ extension PersistentStore {
 
     func readHistory<T>(_ action: String, _ body: (Database) throws -> T) throws(HistoryError) -> T {
         do {
-            return try database.read(body)
+            return try readThroughLanes(body)
         } catch let error as HistoryError {
             throw error
         } catch {

@@ -145,13 +145,12 @@ public final class ObjectContext {
             return try CallDeadline.enforce(deadline, path: storePath) { try body(connection) }
         }
         let gate = store.transactionGate
-        let database = store.database
-        return try store.readers.read({ db in
+        return try store.readThroughLanes { db in
             try CallDeadline.enforce(deadline, path: storePath) {
                 try gate.run(db)
                 return try body(db)
             }
-        }, pool: { try database.read($0) })
+        }
     }
 
     /// Runs `body` in one transaction (or, when bound to a connection, in one savepoint).

@@ -47,7 +47,7 @@ public final class PersistentStore: Sendable {
     package let transactionGate = TransactionGate()
     /// Entity descriptions and row plans, lent to one context at a time (``ContextCaches``).
     let contextCaches = ContextCachePool()
-    /// The read-only connections contexts read through (``ReaderLanes``).
+    /// The read-only connections contexts and history reads go through (``ReaderLanes``).
     let readers: ReaderLanes
 
     /// The store file's path.
@@ -175,6 +175,14 @@ public final class PersistentStore: Sendable {
             try? FileManager.default.removeItem(atPath: destination.path)
             throw StoreError.from(error, path: path, while: "backing up to \(destination.path)")
         }
+    }
+
+    /// Runs `body` in a read transaction on one of the store's read-only lanes, or through the
+    /// pool's readers when every lane is taken (``ReaderLanes``): the reads clients wait for —
+    /// an ``ObjectContext``'s fetches and counts, the change history.
+    func readThroughLanes<T>(_ body: (Database) throws -> T) throws -> T {
+        let database = self.database
+        return try readers.read(body, pool: { try database.read($0) })
     }
 
     /// Closes every connection. The store must not be used afterwards.
