@@ -1,8 +1,9 @@
 import GRDB
 import Synchronization
 
-/// Read-only connections of a store that its ``ObjectContext``s read through, taken and given
-/// back under one `Mutex` instead of through GRDB's reader pool.
+/// Read-only connections of a store that its ``ObjectContext``s and its change history read
+/// through (``PersistentStore/readThroughLanes(_:)``), taken and given back under one `Mutex`
+/// instead of through GRDB's reader pool.
 ///
 /// Why: each `DatabasePool.read` takes a reader through GRDB's `Pool` — a `sync` on a
 /// concurrent dispatch queue, a semaphore, a dispatch group, a barrier `sync` on another
