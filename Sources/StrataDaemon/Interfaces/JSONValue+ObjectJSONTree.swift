@@ -9,7 +9,9 @@ extension ManagedObject {
     /// a value has no JSON form (an infinite double), as before.
     var replyValue: JSONValue {
         let parts = displayParts
-        guard var members = Self.replyMembers(parts.members, values: parts.values) else { return .null }
+        // Room for `_entity`, `_pk` and the to-one keys from the start: a dictionary reserved for
+        // the attributes alone grew (and rehashed every key) when they were added.
+        guard var members = Self.replyMembers(parts.members, values: parts.values, extra: 2 + parts.toOne.count) else { return .null }
         members["_entity"] = .string(parts.entityName)
         members["_pk"] = .int(parts.primaryKey)
         for (name, primaryKey) in parts.toOne { members[name] = primaryKey.map { .int($0) } ?? .null }
@@ -17,9 +19,9 @@ extension ManagedObject {
     }
 
     /// The attributes and composites (nested); nil when a value has no JSON form.
-    private static func replyMembers(_ members: [JSONMember], values: [Value]) -> [String: JSONValue]? {
+    private static func replyMembers(_ members: [JSONMember], values: [Value], extra: Int = 0) -> [String: JSONValue]? {
         var result: [String: JSONValue] = [:]
-        result.reserveCapacity(members.count)
+        result.reserveCapacity(members.count + extra)
         for member in members {
             switch member {
             case .slot(let name, let slot):
