@@ -206,11 +206,9 @@ public final class PersistentStore: Sendable {
             readers.close()
             database.releaseMemory()
         }
-        do { try database.close() } catch {
-            readers.close()
-            throw StoreError.from(error, path: path, while: "closing")
-        }
-        readers.close()
+        let closed = Result { try database.close() }
+        readers.close()   // a no-op when they closed above
+        if case .failure(let error) = closed { throw StoreError.from(error, path: path, while: "closing") }
         // Only once the connections are closed (closing a descriptor of a file releases the
         // process's SQLite locks on it).
         StoreFileDescriptors.release(path)
