@@ -1,13 +1,19 @@
 import Foundation
 
 extension UpgradeBenchmark {
+    /// The number a daemon log line gives `strata.KEY` (`strata.ms=12.5` → "12.5"), as text;
+    /// nil when the line has no such field.
+    static func logNumber(_ key: String, in line: Substring) -> Substring? {
+        guard let range = line.range(of: "strata.\(key)=") else { return nil }
+        return line[range.upperBound...].prefix { $0.isNumber || $0 == "." }
+    }
+
     /// The daemon log's verify-before-swap times ("verified the shadow of TABLE before the
     /// swap … strata.ms=…", one per rewritten table), to report their share of finishing.
     static func verifyTimes(_ log: String) -> [(table: String, ms: Double)] {
         log.split(separator: "\n").compactMap { line in
-            guard let start = line.range(of: "verified the shadow of "), let msRange = line.range(of: "strata.ms=") else { return nil }
+            guard let start = line.range(of: "verified the shadow of "), let msText = logNumber("ms", in: line) else { return nil }
             let table = line[start.upperBound...].prefix { $0 != " " }
-            let msText = line[msRange.upperBound...].prefix { $0.isNumber || $0 == "." }
             return (String(table), Double(msText) ?? 0)
         }
     }
@@ -40,10 +46,7 @@ extension UpgradeBenchmark {
     /// The counts of the last "deferred work run ended" line of the daemon's log.
     static func batchCounts(_ log: String) -> BatchCounts? {
         guard let line = log.split(separator: "\n").last(where: { $0.contains("deferred work run ended") }) else { return nil }
-        func value(_ key: String) -> Int? {
-            guard let range = line.range(of: "strata.\(key)=") else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }
+        func value(_ key: String) -> Int? { logNumber(key, in: line).flatMap { Int($0) } }
         guard let batches = value("batches") else { return nil }
         return BatchCounts(batches: batches, idle: value("idle_batches") ?? 0, yielded: value("batches_yielded") ?? 0)
     }

@@ -290,9 +290,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         log.split(separator: "\n").compactMap { line in
             guard let start = line.range(of: "finished deferred task #") else { return nil }
             let rest = line[start.upperBound...]
-            guard let colon = rest.range(of: ": "), let msRange = rest.range(of: "strata.ms=") else { return nil }
+            guard let colon = rest.range(of: ": "), let msText = logNumber("ms", in: rest) else { return nil }
             let summary = rest[colon.upperBound...].components(separatedBy: " strata.").first ?? ""
-            let msText = rest[msRange.upperBound...].prefix { $0.isNumber || $0 == "." }
             return (String(summary.prefix(80)), Double(msText) ?? 0)
         }
     }
@@ -305,8 +304,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             guard line.contains("deferred work run: where its time went") else { return nil }
             var spent: [String: Double] = [:]
             for key in ["held", "writer_wait", "paused", "other"] {
-                guard let range = line.range(of: "strata.\(key)_ms=") else { continue }
-                spent[key] = Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+                guard let text = logNumber("\(key)_ms", in: line) else { continue }
+                spent[key] = Double(text)
             }
             return spent
         }

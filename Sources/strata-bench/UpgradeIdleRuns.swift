@@ -81,13 +81,10 @@ struct UpgradeIdleFigures {
         log.split(separator: "\n").compactMap { line in
             guard let start = line.range(of: "finished deferred task #") else { return nil }
             let rest = line[start.upperBound...]
-            func number(_ key: String) -> Double? {
-                guard let range = rest.range(of: key) else { return nil }
-                return Double(rest[range.upperBound...].prefix { $0.isNumber || $0 == "." })
-            }
+            func number(_ key: String) -> Double? { UpgradeBenchmark.logNumber(key, in: rest).flatMap { Double($0) } }
             guard let colon = rest.range(of: ": ") else { return nil }
             let summary = rest[colon.upperBound...].components(separatedBy: " strata.").first ?? ""
-            return (String(summary.prefix(80)), number("strata.ms=") ?? 0, Int64(number("strata.rows=") ?? 0))
+            return (String(summary.prefix(80)), number("ms") ?? 0, Int64(number("rows") ?? 0))
         }
     }
 
