@@ -63,11 +63,13 @@ struct ServeBenchmark: AsyncParsableCommand {
         let me = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         let executable = try UpgradeBenchmark.stratadExecutable(stratad)
 
-        progress.say("seeding three stores of \(rows) objects…")
+        progress.say("seeding a store of \(rows) objects, copied for stratad, in-process and the ceiling…")
         let daemonStorePath = directory.url.appending(path: "served.sqlite")
         let localStorePath = directory.url.appending(path: "in-process.sqlite")
         let ceilingStorePath = directory.url.appending(path: "ceiling.sqlite")
-        for url in [daemonStorePath, localStorePath, ceilingStorePath] { try Self.seed(url, data: data) }
+        // Seeded once: a closed store is whole in its one file (no WAL left), so copies are alike.
+        try Self.seed(daemonStorePath, data: data)
+        for url in [localStorePath, ceilingStorePath] { _ = try DeferralBenchmark.copy(daemonStorePath, to: url) }
 
         let (daemon, socket) = try startDaemon(in: directory.url, storePath: daemonStorePath, executable: executable)
         defer { daemon.stop() }
