@@ -9,7 +9,7 @@ extension DeferredFinisher {
     func runRewrite(_ step: TaskStep, _ rewrite: TableRewrite, keyColumn: String, conflictKey: [String]) async throws -> Bool {
         var state = step.entry.progress
         if !state.started {
-            state = try beginRewrite(rewrite, conflictKey: conflictKey, step: step)
+            state = try beginRewrite(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, step: step)
         }
         if state.copied != true {
             let copyStart = ContinuousClock.now
@@ -20,9 +20,12 @@ extension DeferredFinisher {
             }
             // Ranges by key span while the keys prove dense (see ``copyBatch``).
             var bySpan = keyColumn != "rowid" && conflictKey == [keyColumn]
+            // A rewrite begun before the cursor existed keeps its triggers, which mirror every
+            // row: its copy has no cursor to move.
+            let cursor = try hasCopyCursor(rewrite)
             let copied = try await runBatches(step) { size in
                 let before = state.rowsDone
-                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, bySpan: &bySpan, state: &state, step: step)
+                let done = try copyBatch(rewrite, keyColumn: keyColumn, size: size, bySpan: &bySpan, cursor: cursor, state: &state, step: step)
                 return BatchOutcome(rows: state.rowsDone - before, rowsDone: state.rowsDone, done: done)
             }
             guard copied else { return false }
@@ -69,6 +72,12 @@ extension DeferredFinisher {
         }
     }
 
+    /// Whether the rewrite's copy moves a cursor (``TableRewrite/copyCursorTable``). Not
+    /// async: a cancelled run stops between batches, not in this read.
+    private func hasCopyCursor(_ rewrite: TableRewrite) throws -> Bool {
+        try store.database.read { db in try db.tableExists(rewrite.copyCursorTable) }
+    }
+
     /// The temporary name of a final index on the shadow: the one its build in progress uses,
     /// or a free one.
     private func shadowIndexName(_ index: IndexLayout, state: DeferredLedger.Progress) throws -> String {
@@ -76,10 +85,10 @@ extension DeferredFinisher {
         return try store.database.read { db in try IndexRelocation.freeName("_strata_ix_\(index.name)", in: db) }
     }
 
-    private func beginRewrite(_ rewrite: TableRewrite, conflictKey: [String], step: TaskStep) throws -> DeferredLedger.Progress {
+    private func beginRewrite(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], step: TaskStep) throws -> DeferredLedger.Progress {
         try batch(step.session) { db in
             var state = DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: true)
-            try startRewrite(rewrite, conflictKey: conflictKey, in: db)
+            try startRewrite(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, in: db)
             state.shadowIndexes = [:]
             FaultInjection.point("rewrite.start")
             try DeferredLedger.saveProgress(state, id: step.id, in: db)
@@ -87,25 +96,39 @@ extension DeferredFinisher {
         }
     }
 
-    /// Creates the shadow table without indexes (the copy only appends rows) and installs the
-    /// capture triggers.
+    /// Creates the shadow table without indexes (the copy only appends rows), the copy's
+    /// cursor, and the capture triggers.
     ///
     /// The live table keeps its own indexes until the swap, so its queries stay fast and its
     /// unique indexes keep enforcing uniqueness for every write, which the triggers carry to
     /// the shadow. The shadow's indexes are built once it holds every row, in key order
     /// (``buildIndex(_:on:as:state:step:adopted:)``): maintained row by row during the copy,
     /// each batch would rewrite pages all over them.
-    private func startRewrite(_ rewrite: TableRewrite, conflictKey: [String], in db: Database) throws {
-        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
+    ///
+    /// The triggers mirror a written row only when its key is at or before the cursor
+    /// (``TableRewrite/copyCursorTable``, moved by each copy batch in its own transaction, and
+    /// to the end of the keys once the copy is done): a row after it is copied later with its
+    /// values of that moment. Mirrored ahead of the copy, as before, each client write put a
+    /// row out in the shadow's unwritten key range, and the copy's appends then split pages
+    /// around it (the 4M-row copy with 4 clients writing took twice as long as without them).
+    /// A delete or an update's removal of the old row stays unconditional: a row the copy has
+    /// not reached has no mirror to remove.
+    private func startRewrite(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], in db: Database) throws {
+        let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable), c = quoteIdentifier(rewrite.copyCursorTable)
         try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
+        try db.execute(sql: "DROP TABLE IF EXISTS \(c)")
+        try db.execute(sql: "CREATE TABLE \(c) (last INTEGER NOT NULL)")
+        try db.execute(sql: "INSERT INTO \(c) (last) VALUES (?)", arguments: [Int64.min])
         let columns = rewrite.columns
         let names_ = columns.map(quoteIdentifier).joined(separator: ", ")
         let newValues = columns.map { "NEW.\(quoteIdentifier($0))" }.joined(separator: ", ")
         let updates = columns.filter { !conflictKey.contains($0) }.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }
         let conflict = "ON CONFLICT(\(conflictKey.map(quoteIdentifier).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))")
-        let upsert = "INSERT INTO \(s) (\(names_)) VALUES (\(newValues)) \(conflict);"
+        let newKey = keyColumn == "rowid" ? "NEW.rowid" : "NEW.\(quoteIdentifier(keyColumn))"
+        // An upsert after a SELECT needs its WHERE (SQLite's parsing rule), which is the gate.
+        let upsert = "INSERT INTO \(s) (\(names_)) SELECT \(newValues) WHERE \(newKey) <= (SELECT last FROM \(c)) \(conflict);"
         let matchOld = conflictKey.map { "\(quoteIdentifier($0)) = OLD.\(quoteIdentifier($0))" }.joined(separator: " AND ")
         let prefix = triggerPrefix(rewrite.table)
         try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END")
@@ -121,7 +144,11 @@ extension DeferredFinisher {
     /// to `size - 1` beyond it: at most `size` rows, read once instead of twice (the step over
     /// them cost about 7 % of the copy). A span that holds under half its size turns `bySpan`
     /// off for the rest of the copy: sparse keys would make batches of a few rows.
-    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, bySpan: inout Bool,
+    ///
+    /// The batch moves the copy's cursor (`cursor`: the table exists) in its transaction: to
+    /// its last key, or past every key once the copy is done, from when the triggers mirror
+    /// every write.
+    private func copyBatch(_ rewrite: TableRewrite, keyColumn: String, size: Int, bySpan: inout Bool, cursor: Bool,
                            state: inout DeferredLedger.Progress, step: TaskStep) throws -> Bool {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable)
         let key = keyColumn == "rowid" ? "rowid" : quoteIdentifier(keyColumn)
@@ -150,6 +177,10 @@ extension DeferredFinisher {
                 next.lastKey = try Int64.fetchOne(db, sql: "SELECT max(\(key)) FROM \(t)") ?? next.lastKey
                 next.copied = true
                 finished = true
+            }
+            if cursor {
+                try db.cachedStatement(sql: "UPDATE \(quoteIdentifier(rewrite.copyCursorTable)) SET last = ?")
+                    .execute(arguments: [finished ? Int64.max : next.lastKey ?? Int64.min])
             }
             FaultInjection.point("rewrite.mid-batch")
             try DeferredLedger.saveProgress(next, id: step.id, in: db)
@@ -189,6 +220,7 @@ extension DeferredFinisher {
                     throw DatabaseError(resultCode: .SQLITE_ERROR, message: "the rewrite of \(rewrite.table) has no index \(unbuilt.map(\.name).joined(separator: ", ")) on its shadow and the live table none to carry over; the swap was not made (the live table's indexes changed during the rewrite: run `stratactl migrate` again)")
                 }
                 try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+                try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(rewrite.copyCursorTable))")
                 let old = try IndexRelocation.freeName("_strata_old_\(rewrite.table)", in: db)
                 try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
                 FaultInjection.point("rewrite.swap")

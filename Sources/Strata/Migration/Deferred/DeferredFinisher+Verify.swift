@@ -164,6 +164,7 @@ extension DeferredFinisher {
     private func refuseSwap(_ rewrite: TableRewrite, problem: String, step: TaskStep) throws -> Never {
         try batch(step.session) { db in
             try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+            try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(rewrite.copyCursorTable))")
             try DeferredLedger.saveProgress(DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: false), id: step.id, state: .pending, in: db)
         }
         store.logger.error("refused to swap in the rewrite of \(rewrite.table): its copy does not match", metadata: [

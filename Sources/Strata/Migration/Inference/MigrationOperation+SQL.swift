@@ -52,6 +52,7 @@ extension MigrationOperation {
                 "INSERT INTO \(q(rewrite.shadowTable)) (\(columns)) SELECT \(columns) FROM \(q(rewrite.table))",
                 "DROP TABLE \(q(rewrite.table))",
                 "ALTER TABLE \(q(rewrite.shadowTable)) RENAME TO \(q(rewrite.table))",
+                "DROP TABLE IF EXISTS \(q(rewrite.copyCursorTable))",
             ] + rewrite.indexSQL
         case .dropTable(let table):
             return ["DROP TABLE IF EXISTS \(q(table))"]

@@ -27,4 +27,9 @@ public struct TableRewrite: Sendable, Hashable, Codable {
     public var indexSQL: [String]
     /// Why the table is rewritten, one reason per change.
     public var reasons: [String]
+
+    /// The online copy's cursor (`_strata_copied_<table>`): one row, the last key copied into
+    /// the shadow, which the capture triggers read so that they mirror only rows the copy has
+    /// passed (rows after it are copied with their values of the moment).
+    public var copyCursorTable: String { "_strata_copied_" + table }
 }

@@ -182,6 +182,10 @@ enum StoreMigrator {
             let aside = try freeTableName("_strata_dropped_\(name.dropFirst("_strata_".count))", db)
             try db.execute(sql: "ALTER TABLE \(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(aside))")
         }
+        // A rewrite's copy cursor (``TableRewrite/copyCursorTable``) is one row: dropped at once.
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_strata\\_copied\\_%' ESCAPE '\\'") {
+            try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(name))")
+        }
     }
 
     /// Moves a leftover table or column (awaiting its deferred drop) out of the way of an
