@@ -164,6 +164,70 @@ struct DeferredBoundedStepsTests {
         try store.close()
     }
 
+    /// Rowids in a sorted build's change log (`_strata_changes_<index>`), and whether the
+    /// build's container holds an entry for `rowid`.
+    static func noted(_ store: PersistentStore, _ index: String) throws -> [Int64] {
+        try store.database.read { db in try Int64.fetchAll(db, sql: "SELECT rid FROM _strata_changes_\(index) ORDER BY rid") }
+    }
+
+    /// Runs the store's deferred work until the sorted build of `index` has begun (its change
+    /// log exists), and stops there.
+    static func runUntilSortedBuildBegins(_ store: PersistentStore, _ index: String) async throws {
+        _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1), shouldContinue: {
+            (try? master(store, "_strata_changes_\(index)")) ?? nil == nil
+        }))
+        try #require(try master(store, "_strata_changes_\(index)") != nil)
+    }
+
+    @Test("during a sorted build an update that leaves a row's entry as it was is not noted; one that moves it is")
+    func sortedBuildNotesOnlyMovedEntries() async throws {
+        let directory = TemporaryDirectory("sorted-kept-keys")
+        let url = directory.file("store.sqlite")
+        try Self.seed(3000, at: url)
+        let store = try PersistentStore.open(at: url, model: Self.byScore, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        try await Self.runUntilSortedBuildBegins(store, "Item_byScore")
+        let before = try Self.noted(store, "Item_byScore")
+        try Self.writeFromAnotherConnection(url, [
+            // The key named in the SET but left as it was, with another column: nothing to note.
+            "UPDATE Item SET name = 'renamed', score = score WHERE _pk = 10",
+            "UPDATE Item SET score = score, rank = 5 WHERE _pk BETWEEN 100 AND 199",
+            // A key that changes, a rowid that changes: their entries move.
+            "UPDATE Item SET score = -1.5 WHERE _pk = 20",
+            "UPDATE Item SET _pk = 40000 WHERE _pk = 30",
+        ])
+        #expect(try Self.noted(store, "Item_byScore") == (before + [20, 30, 40000]).sorted())
+        try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2)))
+        #expect(try Self.integrity(store) == "ok")
+        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk, score FROM Item INDEXED BY Item_byScore ORDER BY score DESC, _pk")
+        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk, score FROM Item NOT INDEXED ORDER BY score DESC, _pk")
+        #expect(viaIndex == viaTable && viaIndex.count == 3000)
+    }
+
+    /// A rewrite's capture trigger updates the shadow's row in place when the live row keeps
+    /// its key: a shadow index's build then sees a write to a column outside its key as
+    /// nothing to note (a delete and an insert of the row, as before, noted every write).
+    @Test("a live update that keeps the key reaches a rewrite's shadow in place, unnoted by the shadow index's build")
+    func rewriteMirrorKeepsTheShadowsEntries() async throws {
+        let directory = TemporaryDirectory("mirror-in-place")
+        let (store, _) = try Self.narrowedWithLog(3000, in: directory)
+        defer { try? store.close() }
+        try await Self.runUntilSortedBuildBegins(store, "Item_byRank")
+        let before = try Self.noted(store, "Item_byRank")
+        try await store.database.write { db in
+            try db.execute(sql: "UPDATE Item SET name = name || '!' WHERE _pk = 10")
+            try db.execute(sql: "UPDATE Item SET rank = rank + 1000 WHERE _pk = 20")
+        }
+        #expect(try Self.noted(store, "Item_byRank") == (before + [20]).sorted())
+        #expect(try store.syncRead { db in try String.fetchOne(db, sql: "SELECT name FROM _strata_rewrite_Item WHERE _pk = 10") }?.hasSuffix("!") == true)
+        try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2)))
+        #expect(try Self.integrity(store) == "ok")
+        #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
+        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk, rank FROM Item INDEXED BY Item_byRank ORDER BY rank, _pk")
+        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk, rank FROM Item NOT INDEXED ORDER BY rank, _pk")
+        #expect(viaIndex == viaTable && viaIndex.count == 3000)
+    }
+
     @Test("a NULL key written during a sorted build sends it to a side table; the index still gets every row")
     func nullKeyDuringSortedBuild() async throws {
         let directory = TemporaryDirectory("sorted")

@@ -215,9 +215,19 @@ extension DeferredFinisher {
         }
         let prefix = "_strata_rw_\(container)_"
         let watched = (index.columns.map(\.name) + (alias.map { [$0] } ?? [])).map(quoteIdentifier).joined(separator: ", ")
+        // Only an update that changes the row's entry: a key value (compared byte for byte and
+        // by type, as the entry stores it, whatever the column's collation) or the rowid. A
+        // column named in an UPDATE's SET fires `UPDATE OF` even when its value stays — as it
+        // does in every rewrite mirror's upsert — and each such write would otherwise note the
+        // row as changed and put its entry ahead of the merge, where the merge's appends split
+        // pages around it; an unchanged entry is the one the runs hold.
+        let moved = (index.columns.map { column -> String in
+            let c = quoteIdentifier(column.name)
+            return "OLD.\(c) IS NOT NEW.\(c) COLLATE BINARY OR typeof(OLD.\(c)) IS NOT typeof(NEW.\(c))"
+        } + ["OLD.rowid IS NOT NEW.rowid"]).joined(separator: " OR ")
         return [
             "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(insert("NEW")) END",
-            "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE OF \(watched) ON \(t) BEGIN \(delete("OLD")) \(insert("NEW")) END",
+            "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE OF \(watched) ON \(t) WHEN \(moved) BEGIN \(delete("OLD")) \(insert("NEW")) END",
             "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN \(delete("OLD")) END",
         ]
     }

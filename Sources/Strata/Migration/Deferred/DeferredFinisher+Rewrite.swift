@@ -130,9 +130,13 @@ extension DeferredFinisher {
         // An upsert after a SELECT needs its WHERE (SQLite's parsing rule), which is the gate.
         let upsert = "INSERT INTO \(s) (\(names_)) SELECT \(newValues) WHERE \(newKey) <= (SELECT last FROM \(c)) \(conflict);"
         let matchOld = conflictKey.map { "\(quoteIdentifier($0)) = OLD.\(quoteIdentifier($0))" }.joined(separator: " AND ")
+        let keyMoved = conflictKey.map { "OLD.\(quoteIdentifier($0)) IS NOT NEW.\(quoteIdentifier($0))" }.joined(separator: " OR ")
         let prefix = triggerPrefix(rewrite.table)
         try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "ins")) AFTER INSERT ON \(t) BEGIN \(upsert) END")
-        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); \(upsert) END")
+        // An update that keeps the key updates the mirror in place (the upsert's DO UPDATE): a
+        // delete and an insert would fire an index build's triggers on the shadow for every
+        // write, whatever it changed (see ``sortedBuildTriggers``).
+        try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "upd")) AFTER UPDATE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld) AND (\(keyMoved)); \(upsert) END")
         try db.execute(sql: "CREATE TRIGGER \(quoteIdentifier(prefix + "del")) AFTER DELETE ON \(t) BEGIN DELETE FROM \(s) WHERE \(matchOld); END")
     }
 
