@@ -164,8 +164,7 @@ struct DeferredBoundedStepsTests {
         try store.close()
     }
 
-    /// Rowids in a sorted build's change log (`_strata_changes_<index>`), and whether the
-    /// build's container holds an entry for `rowid`.
+    /// Rowids in a sorted build's change log (`_strata_changes_<index>`).
     static func noted(_ store: PersistentStore, _ index: String) throws -> [Int64] {
         try store.database.read { db in try Int64.fetchAll(db, sql: "SELECT rid FROM _strata_changes_\(index) ORDER BY rid") }
     }
@@ -344,6 +343,7 @@ struct DeferredBoundedStepsTests {
         let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
         let batches = Counter()
         _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1), shouldContinue: { batches.increment() < 4 }))
+        try #require(try Self.master(store, "_strata_copied_Item") != nil, "the copy's cursor exists mid-copy")
         try store.close()
         let v3 = ObjectModel(version: "wide 3", entities: [
             Entity("Item", attributes: [Attribute("name", .string)], uniquenessConstraints: [UniquenessConstraint(["name"])]),
@@ -352,6 +352,8 @@ struct DeferredBoundedStepsTests {
         let pending = try migrated.pendingDeferredWork()
         #expect(pending.contains { $0.kind == .dropTable && $0.table == "_strata_dropped_rewrite_Item" })
         #expect(try Self.master(migrated, "_strata_rewrite_Item") == nil)
+        #expect(try Self.master(migrated, "_strata_copied_Item") == nil, "the abandoned rewrite's cursor is dropped at once")
+        #expect(!pending.contains { $0.table == "_strata_copied_Item" })
         try await migrated.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1)))
         #expect(try Self.integrity(migrated) == "ok")
         #expect(try DeferredMigrationTests.snapshot(migrated) == DeferredMigrationTests.freshSchema(v3))

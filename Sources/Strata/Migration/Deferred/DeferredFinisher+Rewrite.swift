@@ -111,8 +111,9 @@ extension DeferredFinisher {
     /// values of that moment. Mirrored ahead of the copy, as before, each client write put a
     /// row out in the shadow's unwritten key range, and the copy's appends then split pages
     /// around it (the 4M-row copy with 4 clients writing took twice as long as without them).
-    /// A delete or an update's removal of the old row stays unconditional: a row the copy has
-    /// not reached has no mirror to remove.
+    /// A delete's removal of the mirror stays unconditional (a row the copy has not reached
+    /// has none to remove); an update removes it only when the key moved, and otherwise
+    /// updates it in place through the upsert.
     private func startRewrite(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], in db: Database) throws {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable), c = quoteIdentifier(rewrite.copyCursorTable)
         try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
