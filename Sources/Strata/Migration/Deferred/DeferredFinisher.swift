@@ -6,22 +6,26 @@ import StrataUnits
 /// Runs the tasks of a store's deferred ledger, online. **No step holds the store's write
 /// lock for longer than about one batch budget, whatever the table size**:
 ///
-/// - **Backups** copy the store a few pages per step with SQLite's online backup API, before
-///   any other task (see ``OnlineBackup``).
-/// - **Table rewrites** create a shadow table with the final definition and every final index
-///   (under temporary names), install triggers that mirror every insert, update and delete of
-///   the live table into the shadow (so concurrent writes keep flowing and are captured, by
-///   this process or any other), copy rows in key order in small batches whose size adapts to
-///   the time budget — the shadow's indexes are maintained as rows arrive — then swap in one
-///   short transaction of O(1) schema changes (renames; see ``IndexRelocation``). A live
-///   index that holds the shadow's entries already (same columns, same rowids) is not built
-///   on the shadow: the swap carries it over (``carriedIndexes(_:keyColumn:state:in:)``). The
-///   old table becomes a batched drop.
-/// - **Index builds** fill a side table (the indexed columns by rowid, with the index) in
-///   batches, kept current by triggers, then move the finished index onto the table.
-/// - **Index drops** fill such a side table without an index, move the index onto it, and
-///   drop the side table in batches.
-/// - **Table drops** delete rows in batches, then drop the empty table.
+/// - **Backups** copy the store's pages into a side file a step at a time, from read
+///   snapshots, before any other task (see ``OnlineBackup``, ``BackupSideFile``).
+/// - **Table rewrites** create a shadow table with the final definition and no index, the
+///   copy's cursor and triggers that mirror the live table's writes into the shadow for the
+///   rows the copy has passed (so concurrent writes keep flowing and are captured, by this
+///   process or any other; later rows are copied with their values of that moment), copy rows
+///   in key order in small batches whose size adapts to the time budget, build the shadow's
+///   indexes in key order, verify the copy, then swap in one short transaction of O(1) schema
+///   changes (renames; see ``IndexRelocation``). A live index that holds the shadow's entries
+///   already (same columns, same rowids) is not built on the shadow: the swap carries it over
+///   (``carriedIndexes(_:keyColumn:state:in:)``). The old table becomes a batched drop.
+/// - **Index builds** sort the table's entries into runs in a private sort buffer (no lock)
+///   and merge them into a container table in key order a batch at a time, kept current by
+///   triggers, then turn the container into the index (``IndexSortBuffer``,
+///   ``SortedRunMerge``); a NULL key sends the build to a side table (the indexed columns by
+///   rowid, with the index).
+/// - **Index drops** turn the index into a table of its entries (or move it onto a side
+///   table) and delete it in batches.
+/// - **Table drops** delete rows from the end in batches, then drop the rest in one statement
+///   once it fits the batch.
 /// - **Incremental vacuum** frees pages in batches.
 ///
 /// Every batch is one transaction that also records progress in the ledger, so a crash,
