@@ -134,6 +134,13 @@ struct DeferredBoundedStepsTests {
         return runs
     }
 
+    /// The rows read through `index` and read from the table, in the index's order (`columns`
+    /// selected, `order` its ORDER BY): equal when the index holds exactly the table's entries.
+    static func throughIndexAndTable(_ store: PersistentStore, _ index: String, _ columns: String, order: String) throws -> (index: [String], table: [String]) {
+        (try DeferredMigrationTests.rows(store, "SELECT \(columns) FROM Item INDEXED BY \(index) ORDER BY \(order)"),
+         try DeferredMigrationTests.rows(store, "SELECT \(columns) FROM Item NOT INDEXED ORDER BY \(order)"))
+    }
+
     @Test("a sorted build collects, sorts and appends in key order across pauses; other connections' writes are captured")
     func sortedBuildAcrossPauses() async throws {
         let directory = TemporaryDirectory("sorted")
@@ -157,8 +164,7 @@ struct DeferredBoundedStepsTests {
         #expect(sawContainer.value > 0)
         #expect(try Self.integrity(store) == "ok")
         #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(Self.byScore))
-        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk, score FROM Item INDEXED BY Item_byScore ORDER BY score DESC, _pk")
-        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk, score FROM Item NOT INDEXED ORDER BY score DESC, _pk")
+        let (viaIndex, viaTable) = try Self.throughIndexAndTable(store, "Item_byScore", "_pk, score", order: "score DESC, _pk")
         #expect(viaIndex == viaTable)
         #expect(viaIndex.count > 2900)
         try store.close()
@@ -198,8 +204,7 @@ struct DeferredBoundedStepsTests {
         #expect(try Self.noted(store, "Item_byScore") == (before + [20, 30, 40000]).sorted())
         try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2)))
         #expect(try Self.integrity(store) == "ok")
-        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk, score FROM Item INDEXED BY Item_byScore ORDER BY score DESC, _pk")
-        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk, score FROM Item NOT INDEXED ORDER BY score DESC, _pk")
+        let (viaIndex, viaTable) = try Self.throughIndexAndTable(store, "Item_byScore", "_pk, score", order: "score DESC, _pk")
         #expect(viaIndex == viaTable && viaIndex.count == 3000)
     }
 
@@ -222,8 +227,7 @@ struct DeferredBoundedStepsTests {
         try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2)))
         #expect(try Self.integrity(store) == "ok")
         #expect(try DeferredMigrationTests.snapshot(store) == DeferredMigrationTests.freshSchema(DeferredMigrationTests.narrow))
-        let viaIndex = try DeferredMigrationTests.rows(store, "SELECT _pk, rank FROM Item INDEXED BY Item_byRank ORDER BY rank, _pk")
-        let viaTable = try DeferredMigrationTests.rows(store, "SELECT _pk, rank FROM Item NOT INDEXED ORDER BY rank, _pk")
+        let (viaIndex, viaTable) = try Self.throughIndexAndTable(store, "Item_byRank", "_pk, rank", order: "rank, _pk")
         #expect(viaIndex == viaTable && viaIndex.count == 3000)
     }
 

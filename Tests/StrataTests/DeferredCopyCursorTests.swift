@@ -21,19 +21,24 @@ struct DeferredCopyCursorTests {
         }
     }
 
-    @Test("writes ahead of the copy stay out of the shadow, writes behind it are mirrored, and every row arrives")
-    func triggersMirrorOnlyWhatTheCopyPassed() async throws {
-        let directory = TemporaryDirectory("copy-cursor")
+    /// A seeded store opened at the destination with deferral on, its rewrite run for
+    /// `batches - 1` copy batches (a few of the 3,000 rows copied) and stopped there.
+    static func partlyCopied(_ name: String, batches: Int) async throws -> (TemporaryDirectory, PersistentStore) {
+        let directory = TemporaryDirectory(name)
         let url = directory.file("store.sqlite")
         try Verify.seeded(url)
         let store = try PersistentStore.open(at: url, model: Verify.destination, options: StoreOptions(migration: .deferred))
-        defer { try? store.close() }
-
-        // A few copy batches of the 3,000 rows, then stop.
         let asked = Mutex(0)
         _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1), shouldContinue: {
-            asked.withLock { $0 += 1; return $0 } < 4
+            asked.withLock { $0 += 1; return $0 } < batches
         }))
+        return (directory, store)
+    }
+
+    @Test("writes ahead of the copy stay out of the shadow, writes behind it are mirrored, and every row arrives")
+    func triggersMirrorOnlyWhatTheCopyPassed() async throws {
+        let (directory, store) = try await Self.partlyCopied("copy-cursor", batches: 4)
+        defer { try? store.close(); _ = directory }
         let last = try #require(try store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT last FROM \(Self.cursor)") })
         let copied = try store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT max(\"_pk\") FROM \(Self.shadow)") }
         #expect(last > 0 && last < Int64(Verify.rows - 10), "the copy stopped part-way: cursor at \(last)")
@@ -81,22 +86,15 @@ struct DeferredCopyCursorTests {
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name LIKE '%strata_copied%' OR name LIKE '%strata_rw_Aircraft%'")
         }
         #expect(leftovers.isEmpty, "the swap drops the cursor with the triggers: \(leftovers)")
-        #expect(try store.syncRead { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
     }
 
     /// A rewrite begun before the cursor existed (triggers that mirror every row, no cursor
     /// table) goes on as it began: the copy moves no cursor, and every row arrives.
     @Test("a rewrite begun without a cursor finishes with its own triggers")
     func aRewriteBegunWithoutACursorFinishes() async throws {
-        let directory = TemporaryDirectory("copy-cursor-legacy")
-        let url = directory.file("store.sqlite")
-        try Verify.seeded(url)
-        let store = try PersistentStore.open(at: url, model: Verify.destination, options: StoreOptions(migration: .deferred))
-        defer { try? store.close() }
-        let asked = Mutex(0)
-        _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1), shouldContinue: {
-            asked.withLock { $0 += 1; return $0 } < 3
-        }))
+        let (directory, store) = try await Self.partlyCopied("copy-cursor-legacy", batches: 3)
+        defer { try? store.close(); _ = directory }
         // Turn the rewrite into one of the earlier kind: ungated triggers, no cursor.
         try store.syncWrite { db in
             let columns = try db.columns(in: Self.shadow).map { "\"\($0.name)\"" }
@@ -114,6 +112,6 @@ struct DeferredCopyCursorTests {
         #expect(report.tasksRemaining == 0)
         let rows = try Verify.liveRows(store)
         #expect(rows.count == Verify.rows && rows.contains("\(Verify.rows - 1)|T-\(Verify.rows - 1)|73"))
-        #expect(try store.syncRead { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+        #expect(try DeferredBoundedStepsTests.integrity(store) == "ok")
     }
 }
