@@ -160,7 +160,7 @@ struct DeferredCrashTests {
 
     static let crashPoints: [(Fixture, String)] = [
         (.rewrite, "rewrite.start"), (.rewrite, "rewrite.mid-batch@1"), (.rewrite, "rewrite.mid-batch@3"),
-        (.rewrite, "rewrite.between-batches@1"), (.rewrite, "rewrite.between-batches@3"), (.rewrite, "rewrite.verify@1"), (.rewrite, "rewrite.swap"),
+        (.rewrite, "rewrite.between-batches@1"), (.rewrite, "rewrite.between-batches@3"), (.rewrite, "rewrite.verify@1"), (.rewrite, "rewrite.verify-beside@1"), (.rewrite, "rewrite.swap"),
         (.rewrite, "rewrite.swap-indexes"), (.rewrite, "drop.mid-batch@1"), (.rewrite, "drop.mid-batch@3"),
         (.rewrite, "vacuum.between-batches@1"),
         (.rewrite, "drop.retire"), (.rewrite, "drop.at-once"), (.rewrite, "index.start"), (.rewrite, "index.sorted-run"), (.rewrite, "index.collect@1"), (.rewrite, "index.export@1"),

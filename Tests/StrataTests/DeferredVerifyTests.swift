@@ -73,6 +73,64 @@ struct DeferredVerifyTests {
         }
     }
 
+    /// The check beside the index builds (``ShadowVerifier``) keeps its progress with the
+    /// shadow, in the copy's cursor table; it stops at a range that does not match, and the
+    /// check before the swap begins after its last key: a row behind it is not looked at again,
+    /// the first difference after it is named, and the swap is refused.
+    @Test func checkBesideTheBuildsKeepsItsProgressAndStopsAtAMismatch() async throws {
+        let directory = TemporaryDirectory("verify-beside")
+        let url = directory.file("store.sqlite")
+        try Self.seeded(url)
+        var store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
+        defer { try? store.close() }
+        let before = try Self.liveRows(store)
+        let shadow = "_strata_rewrite_Aircraft", cursor = "_strata_copied_Aircraft"
+        // The copy complete, nothing checked yet.
+        _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(50), shouldContinue: { [store] in
+            (try? store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT last FROM \(cursor)") }) != Int64.max
+        }))
+        let rewrite = try #require(try store.syncRead { db in
+            try DeferredLedger.entries(in: db).compactMap { entry -> TableRewrite? in
+                if case .rewriteTable(let rewrite) = entry.payload.operation.kind { return rewrite } else { return nil }
+            }.first
+        })
+        #expect(try store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT verified FROM \(cursor)") } == nil)
+        func verifier(_ store: PersistentStore, goOn: Bool) -> ShadowVerifier {
+            ShadowVerifier(store: store, rewrite: rewrite, keyColumn: "_pk", after: try? store.syncRead { db in try ShadowVerifier.verifiedKey(rewrite, in: db) },
+                           synchronous: 2, pacing: .init(current: { FinishPacing(batchBudget: .milliseconds(5), pauseBetweenBatches: .zero) },
+                                                         shouldContinue: { goOn }))
+        }
+        // Stopped at once, it still checks its first range (keys 1…1,024: a span of its first
+        // size) and records it.
+        let one = verifier(store, goOn: false).stop()
+        #expect(one.ranges == 1 && one.rows == 1024 && one.verifiedKey == 1024 && !one.mismatch, "\(one)")
+        #expect(try store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT verified FROM \(cursor)") } == 1024)
+        // Kept through a close: it is in the store.
+        try store.close()
+        store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
+        #expect(try store.syncRead { db in try ShadowVerifier.verifiedKey(rewrite, in: db) } == 1024)
+        // A row after it changed behind the finisher's back: the verifier stops before its
+        // range, with its progress before it recorded.
+        try store.syncWrite { db in try db.execute(sql: "UPDATE \(shadow) SET \"seats\" = 99 WHERE \"_pk\" = 2500") }
+        let outcome = verifier(store, goOn: true).wait()
+        #expect(outcome.mismatch, "\(outcome)")
+        let checked = try #require(outcome.verifiedKey)
+        #expect(checked >= 1024 && checked < 2500, "\(outcome)")
+        #expect(try store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT verified FROM \(cursor)") } == checked)
+        // A row behind the checked keys changed too: not looked at again. The check before the
+        // swap names the one after them and refuses.
+        try store.syncWrite { db in try db.execute(sql: "UPDATE \(shadow) SET \"seats\" = 99 WHERE \"_pk\" = 500") }
+        let error = try await #require(throws: StoreError.self) { try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(1))) }
+        #expect(error.code == .copyMismatch && error.reason.contains("the row with _pk 2500 "), "\(error)")
+        #expect(try Self.liveRows(store) == before)
+        // The refusal dropped the cursor table with what it had checked: the fresh copy is
+        // checked from its first key, and the next run swaps it in.
+        #expect(try store.syncRead { db in try db.tableExists(cursor) } == false)
+        let report = try await store.finishDeferredMigration()
+        #expect(report.tasksRemaining == 0)
+        #expect(try Self.liveRows(store) == before)
+    }
+
     /// The span and row ranges directly: a span holds at most `size` rows and says how many;
     /// on sparse keys it holds fewer, which turns spans off.
     @Test("a key span holds at most its size in rows and counts them")

@@ -34,9 +34,16 @@ extension DeferredFinisher {
         // triggers — except those the live table already holds entry for entry, carried over
         // at the swap (``carriedIndexes``).
         let carried = try carriedIndexes(rewrite, keyColumn: keyColumn, state: state)
+        // The check before the swap runs beside the builds, on a thread of its own
+        // (``ShadowVerifier``); stopped when they end, or when the run does.
+        var beside: ShadowVerifier?
+        defer { beside?.stop() }
         for index in store.layout.indexes.filter({ $0.table == rewrite.table }).sorted(by: { $0.name < $1.name })
         where state.shadowIndexes?[index.name] == nil && carried[index.name] == nil {
             guard await mayContinue() else { return false }
+            if beside == nil, state.verified != true {
+                beside = try verifierBeside(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, state: state, step: step)
+            }
             step.counters.batchSize = Counters.initialBatchSize
             let name = try shadowIndexName(index, state: state)
             let source = keyColumn == StorageLayout.primaryKeyColumn ? try liveIndex(matching: index, on: rewrite.table) : nil
@@ -46,12 +53,38 @@ extension DeferredFinisher {
             }
             guard built else { return false }
         }
+        if let outcome = beside?.stop() {
+            store.logger.info("checked the shadow of \(rewrite.table) beside its index builds", metadata: [
+                "strata.ms": "\(Self.milliseconds(outcome.elapsed))", "strata.rows": "\(outcome.rows)", "strata.ranges": "\(outcome.ranges)",
+                "strata.task": "\(step.id)", "strata.complete": "\(outcome.verifiedKey == Int64.max)",
+            ])
+        }
         guard try await verifyShadow(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, state: &state, step: step) else { return false }
         guard await mayContinue() else { return false }
         try swap(rewrite, keyColumn: keyColumn, state: state, step: step)
         step.counters.batches += 1
         report(step.entry, rowsDone: max(state.rowsDone, step.entry.payload.rowsTotal), state: .done, index: step.index, of: step.total)
         return true
+    }
+
+    /// Starts the check of the shadow beside its index builds (``ShadowVerifier``), after the
+    /// last key checked (by the check before the swap or beside an earlier run's builds);
+    /// nil where it does not apply (a join table, a rewrite begun by an earlier Strata).
+    private func verifierBeside(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], state: DeferredLedger.Progress,
+                                step: TaskStep) throws -> ShadowVerifier? {
+        let (applies, checked) = try store.database.read { db in
+            (try ShadowVerifier.applies(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, in: db), try ShadowVerifier.verifiedKey(rewrite, in: db))
+        }
+        guard applies else { return nil }
+        let requested = requestedOptions
+        let pacing = ShadowVerifier.Pacing(current: {
+            guard let live = requested.livePacing?() else {
+                return FinishPacing(batchBudget: requested.batchBudget, pauseBetweenBatches: requested.pauseBetweenBatches)
+            }
+            return FinishPacing(batchBudget: live.batchBudget, pauseBetweenBatches: max(.zero, live.pauseBetweenBatches))
+        }, shouldContinue: requested.shouldContinue)
+        let after = [state.verifiedKey, checked].compactMap { $0 }.max()
+        return ShadowVerifier(store: store, rewrite: rewrite, keyColumn: keyColumn, after: after, synchronous: step.session.synchronous, pacing: pacing)
     }
 
     /// An index of the live table with exactly the key columns of `index`, all ascending (its
@@ -120,7 +153,8 @@ extension DeferredFinisher {
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
         try db.execute(sql: "DROP TABLE IF EXISTS \(c)")
-        try db.execute(sql: "CREATE TABLE \(c) (last INTEGER NOT NULL)")
+        // `verified`: the last key checked beside the index builds (``ShadowVerifier``).
+        try db.execute(sql: "CREATE TABLE \(c) (last INTEGER NOT NULL, \(ShadowVerifier.verifiedColumn) INTEGER)")
         try db.execute(sql: "INSERT INTO \(c) (last) VALUES (?)", arguments: [Int64.min])
         let columns = rewrite.columns
         let names_ = columns.map(quoteIdentifier).joined(separator: ", ")

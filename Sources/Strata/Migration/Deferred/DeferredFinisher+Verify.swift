@@ -26,6 +26,12 @@ extension DeferredFinisher {
                       state: inout DeferredLedger.Progress, step: TaskStep) async throws -> Bool {
         guard state.verified != true else { return true }
         let start = ContinuousClock.now
+        // Begin after the last key checked beside the index builds (``ShadowVerifier``).
+        if keyColumn != "rowid", conflictKey == [keyColumn],
+           let checked = try checkedBeside(rewrite),
+           checked > state.verifiedKey ?? Int64.min {
+            state.verifiedKey = checked
+        }
         var size = max(step.counters.batchSize, 64)
         // Ranges by key span while the keys are dense (see ``compare``).
         var bySpan = true
@@ -64,6 +70,12 @@ extension DeferredFinisher {
             "strata.ms": "\(Self.milliseconds(ContinuousClock.now - start))", "strata.task": "\(step.id)",
         ])
         return true
+    }
+
+    /// The last key checked beside the index builds (``ShadowVerifier``). Not async: a
+    /// cancelled run stops between batches, not in this read.
+    private func checkedBeside(_ rewrite: TableRewrite) throws -> Int64? {
+        try store.database.read { db in try ShadowVerifier.verifiedKey(rewrite, in: db) }
     }
 
     /// One verified range: its upper key (nil: it ran to the end of the table), the live rows
