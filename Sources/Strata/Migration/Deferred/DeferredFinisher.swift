@@ -13,7 +13,8 @@ import StrataUnits
 ///   rows the copy has passed (so concurrent writes keep flowing and are captured, by this
 ///   process or any other; later rows are copied with their values of that moment), copy rows
 ///   in key order in small batches whose size adapts to the time budget, build the shadow's
-///   indexes in key order, verify the copy, then swap in one short transaction of O(1) schema
+///   indexes in key order, verify the copy (beside the builds, on a thread of its own:
+///   ``ShadowVerifier``), then swap in one short transaction of O(1) schema
 ///   changes (renames; see ``IndexRelocation``). A live index that holds the shadow's entries
 ///   already (same columns, same rowids) is not built on the shadow: the swap carries it over
 ///   (``carriedIndexes(_:keyColumn:state:in:)``). The old table becomes a batched drop.
