@@ -56,7 +56,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("distinct-keys"), help: "Distinct values of the new index's column (rank).") var distinctKeys = 1000
     @Flag(name: .long, help: "Print the slowest client requests of each phase with their start time (to stderr), to match with the daemon's log.") var trace = false
     @Option(name: .customLong("batch-budget"), help: "scheduler.batch_budget of the deferred run (default: the shipped 5ms).") var batchBudget: String?
-    @Option(name: .customLong("pause"), help: "scheduler.pause_between_batches of the deferred run (default: the shipped 2ms).") var pauseBetweenBatches: String?
+    @Option(name: .customLong("pause"), help: "scheduler.forced_pause_between_batches: the cost delay of the deferred run, which `finish-deferred --now` forces (default: the shipped 0s).") var pauseBetweenBatches: String?
     @Option(name: .customLong("idle-batch-budget"), help: "scheduler.idle_batch_budget of the deferred and idle runs (default: the shipped 250ms; 0s: off).")
     var idleBatchBudget: String?
     @OptionGroup var options: BenchOptions
@@ -77,7 +77,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
 
     /// The scheduler settings of the deferred and idle runs that differ from the shipped ones.
     var schedulerOverrides: [String: String] {
-        ["batch_budget": batchBudget, "pause_between_batches": pauseBetweenBatches, "idle_batch_budget": idleBatchBudget].compactMapValues { $0 }
+        ["batch_budget": batchBudget, "forced_pause_between_batches": pauseBetweenBatches, "idle_batch_budget": idleBatchBudget].compactMapValues { $0 }
     }
 
     func run() async throws {
@@ -99,7 +99,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         let launcher = Launcher(executable: executable, directory: directory.url, sockets: sockets, models: models)
         var results = UpgradeResults(rows: rows, clients: clients, interval: interval, storeMB: sizeMB, loadStart: loadStart)
         results.batchBudget = batchBudget ?? "5ms"
-        results.pause = pauseBetweenBatches ?? "2ms"
+        results.pause = pauseBetweenBatches ?? "0s"
         results.distinctKeys = distinctKeys
         results.idleBatchBudget = idleBatchBudget ?? "250ms"
 

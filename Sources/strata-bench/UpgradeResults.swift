@@ -9,7 +9,7 @@ struct UpgradeResults {
     var loadStart: Double
     var loadEnd = 0.0
     var batchBudget = "5ms"
-    var pause = "2ms"
+    var pause = "0s"
     var idleBatchBudget = "250ms"
 
     var readyDeferred: Duration?
@@ -59,7 +59,7 @@ struct UpgradeResults {
         var object: [String: Any] = [
             "scenario": "upgrade", "machine": MachineDescription.current.jsonObject, "rows": rows, "clients": clients,
             "interval_ms": interval, "store_mb": (storeMB * 10).rounded() / 10, "load_start": loadStart, "load_end": loadEnd,
-            "batch_budget": batchBudget, "pause_between_batches": pause, "idle_batch_budget": idleBatchBudget,
+            "batch_budget": batchBudget, "forced_pause_between_batches": pause, "idle_batch_budget": idleBatchBudget,
             "ready_deferred_ms": Self.ms(readyDeferred), "ready_default_ms": Self.ms(readyDefault), "ready_sync_ms": Self.ms(readySync),
             "finish_ms": Self.ms(finish), "reclaim_ms": Self.ms(reclaim), "finish_default_ms": Self.ms(finishDefault), "backup_ms": Self.ms(backup),
             "sqlite_cli_ms": Self.ms(cli), "finish_vs_cli_ratio": ratio.map { ($0 * 100).rounded() / 100 } ?? NSNull(),
@@ -115,7 +115,7 @@ struct UpgradeResults {
         }
         var lines = [
             "strata-bench upgrade",
-            "rows=\(rows) distinct_keys=\(distinctKeys) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) pause=\(pause) idle_batch_budget=\(idleBatchBudget) load=\(loadStart)→\(loadEnd)",
+            "rows=\(rows) distinct_keys=\(distinctKeys) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) forced_pause=\(pause) idle_batch_budget=\(idleBatchBudget) load=\(loadStart)→\(loadEnd)",
             "machine: \(MachineDescription.current.summary)",
             "",
             "exec → READY=1, deferral, no backup     \(time(readyDeferred))   target ≤ 100 ms: \(readyDeferred.map { check($0.milliseconds <= 100) } ?? "–")",

@@ -144,7 +144,7 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
     @Argument(help: "A store name (default: all stores).") var store: String?
     @Flag(name: .long, help: "Wait for the work to finish, showing progress.") var wait = false
-    @Flag(name: .long, help: "Run even if the scheduler is paused or the machine busy.") var now = false
+    @Flag(name: .long, help: "Run even if the scheduler is paused or the machine busy, with the forced run's cost delay (forced_pause_between_batches: none shipped, as a manual VACUUM).") var now = false
     @Flag(name: .customLong("if-idle"), help: "Run only if the scheduler allows it (the default; for timers).") var ifIdle = false
     @Flag(name: .long, help: "Give the free pages back in this run too (the incremental vacuum), instead of in the scheduler's idle turns.") var reclaim = false
 

@@ -18,7 +18,7 @@ struct OperatorViewTests {
     static let rows = 40_000
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
-        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 2ms", "pause_between_batches: 300ms",
+        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 2ms", "pause_between_batches: 300ms", "forced_pause_between_batches: 300ms",
                                                             "idle_batch_budget: 0s"])
     }
 
@@ -88,9 +88,10 @@ struct OperatorViewTests {
         #expect(await daemon.logContains("following deferred work already running on request"), "\(daemon.log)")
 
         // `set` and a reload reach the run at its next batch, and the log shows the new values.
-        // (A pause still long enough that the run is in flight for the reload below, however
-        // fast the machine: the reload then takes the pause to 0.)
-        #expect(try await Self.stratactl(sandbox, ["set", "pause_between_batches=250ms"]).status == 0)
+        // (A forced run's cost delay is forced_pause_between_batches. A pause still long enough
+        // that the run is in flight for the reload below, however fast the machine: the reload
+        // then takes the pause to 0.)
+        #expect(try await Self.stratactl(sandbox, ["set", "forced_pause_between_batches=250ms"]).status == 0)
         #expect(await daemon.logContains("strata.pause_ms=250.0 strata.previous_budget_ms=2.0 strata.previous_pause_ms=300.0"), "\(daemon.log)")
         try Self.config(sandbox, models: models).replacingOccurrences(of: "batch_budget: 2ms", with: "batch_budget: 40ms")
             .replacingOccurrences(of: "pause_between_batches: 300ms", with: "pause_between_batches: 0ms")

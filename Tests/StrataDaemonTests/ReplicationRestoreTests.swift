@@ -36,7 +36,7 @@ struct ReplicationRestoreTests {
     /// two later, and with 100 ms it could find the last phase (the drop) already finished.
     static func config(_ sandbox: DaemonSandbox, store: String, models: String, replica: String?) -> String {
         sandbox.loadStoreConfig(models: models, store: store, storeLines: replica.map { ["replication: {replica: \($0), max_lag: 256MiB}"] } ?? [],
-                                scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 300ms", "idle_batch_budget: 0s"])
+                                scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 300ms", "forced_pause_between_batches: 300ms", "idle_batch_budget: 0s"])
     }
 
     @Test func fiveRestoresOfAFinishingRunEachOpenAndFinish() async throws {

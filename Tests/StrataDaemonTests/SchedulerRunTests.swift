@@ -293,6 +293,35 @@ struct SchedulerRunTests {
         #expect(try f.count() == 20_000)
     }
 
+    /// A run an operator forces (`FinishDeferred(now)`) takes `forced_pause_between_batches` as
+    /// its cost delay — none shipped, as PostgreSQL's manual VACUUM — and any other run
+    /// `pause_between_batches`.
+    @Test("a forced run's cost delay is forced_pause_between_batches, any other run's pause_between_batches")
+    func aForcedRunTakesItsOwnCostDelay() async throws {
+        var settings = SchedulerSettings()
+        try settings.set("batch_budget", to: "2ms")
+        try settings.set("idle_batch_budget", to: "0s")
+        try settings.set("pause_between_batches", to: "20ms")
+        #expect(settings.forcedPauseBetweenBatches == .zero, "shipped: none")
+        for (now, forcedPause) in [(true, "0s"), (false, "0s"), (true, "10ms")] {
+            let f = try Fixture(rows: 20_000)
+            defer { f.remove() }
+            try settings.set("forced_pause_between_batches", to: forcedPause)
+            let result = await DeferredWorkRunner(gate: SchedulerGate(), logger: Logger(label: "test.forced-pause"))
+                .run(f.hosted, now: now, settings: settings, claim: now ? .request : .scheduler)
+            let report = try #require(result.report)
+            #expect(result.error == nil && report.tasksRemaining == 0, "\(result.error ?? "")")
+            #expect(report.batches > 1)
+            #expect(try f.count() == 20_000)
+            if now && forcedPause == "0s" {
+                #expect(report.pauseSeconds == 0, "a forced run slept \(report.pauseSeconds) s")
+            } else {
+                // At least a tenth of each full batch's 20 ms (or 10 ms) pause, over more than one batch.
+                #expect(report.pauseSeconds > 0.002, "now=\(now) forced pause \(forcedPause): slept \(report.pauseSeconds) s over \(report.batches) batches")
+            }
+        }
+    }
+
     @Test("a call in flight makes callsQuiet zero; after it, callsQuiet counts from its end")
     func callsQuietCountsFromTheLastCallsEnd() async throws {
         let f = try Fixture(rows: 100)

@@ -20,7 +20,7 @@ struct ShutdownDuringFinishTests {
 
     static func config(_ sandbox: DaemonSandbox, models: String) -> String {
         // No idle batches: every batch keeps to 5 ms, however quiet the store.
-        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 1s",
+        sandbox.loadStoreConfig(models: models, scheduler: ["enabled: false", "batch_budget: 5ms", "pause_between_batches: 1s", "forced_pause_between_batches: 1s",
                                                             "idle_batch_budget: 0s"])
     }
 

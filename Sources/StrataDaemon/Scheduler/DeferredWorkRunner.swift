@@ -38,7 +38,8 @@ public final class DeferredWorkRunner: Sendable {
     private let background = Mutex<[UUID: Task<Void, Never>]>([:])
     /// The pacing that `set` and reloads last gave (``updatePacing(_:)``), with a count of
     /// changes: a run takes it at its next batch once it changed after the run started.
-    private let pacingChange = Mutex<(generation: Int, pacing: FinishPacing?)>((0, nil))
+    /// A forced run (`now`) takes `forcedPause` as its cost delay.
+    private let pacingChange = Mutex<(generation: Int, pacing: FinishPacing?, forcedPause: Duration)>((0, nil, .zero))
 
     /// Memberwise initializer.
     public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {
@@ -105,14 +106,15 @@ public final class DeferredWorkRunner: Sendable {
         // store for a while (one idle budget at first; the library lengthens the wait when idle
         // batches give way), batches may run that long (idle batches); a call's arrival aborts
         // the batch in flight so that it waits about one batch_budget.
-        var options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches,
+        // An operator's forced run takes its own cost delay (none shipped: a manual VACUUM's).
+        var options = FinishOptions(batchBudget: settings.batchBudget, pauseBetweenBatches: Self.pause(of: settings, forced: now),
                                     shouldContinue: runGate.shouldContinue, interruptRequested: runGate.interruptRequested)
         if settings.idleBatchBudget > settings.batchBudget {
             options.clientsActive = { hosted.inFlight > 0 }
             options.clientsQuiet = { hosted.callsQuiet }
             options.idleBatchBudget = settings.idleBatchBudget
         }
-        options.livePacing = livePacing(from: settings)
+        options.livePacing = livePacing(from: settings, forced: now)
         options.reclaimSpace = reclaim
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
@@ -231,17 +233,27 @@ public final class DeferredWorkRunner: Sendable {
     public func updatePacing(_ settings: SchedulerSettings) {
         let pacing = FinishPacing(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches)
         pacingChange.withLock { change in
-            guard change.pacing != pacing else { return }
-            change = (change.generation + 1, pacing)
+            guard change.pacing != pacing || change.forcedPause != settings.forcedPauseBetweenBatches else { return }
+            change = (change.generation + 1, pacing, settings.forcedPauseBetweenBatches)
         }
     }
 
+    /// The cost delay of a run: `forced_pause_between_batches` for a run an operator forces
+    /// (`now`), `pause_between_batches` otherwise.
+    static func pause(of settings: SchedulerSettings, forced: Bool) -> Duration {
+        forced ? settings.forcedPauseBetweenBatches : settings.pauseBetweenBatches
+    }
+
     /// The `livePacing` of a run started with `settings`: its own pacing until a change comes.
-    private func livePacing(from settings: SchedulerSettings) -> @Sendable () -> FinishPacing {
-        let own = FinishPacing(batchBudget: settings.batchBudget, pauseBetweenBatches: settings.pauseBetweenBatches)
+    private func livePacing(from settings: SchedulerSettings, forced: Bool) -> @Sendable () -> FinishPacing {
+        let own = FinishPacing(batchBudget: settings.batchBudget, pauseBetweenBatches: Self.pause(of: settings, forced: forced))
         let started = pacingChange.withLock { $0.generation }
         return { [self] in
-            self.pacingChange.withLock { change in change.generation > started ? change.pacing ?? own : own }
+            self.pacingChange.withLock { change in
+                guard change.generation > started, var pacing = change.pacing else { return own }
+                if forced { pacing.pauseBetweenBatches = change.forcedPause }
+                return pacing
+            }
         }
     }
 

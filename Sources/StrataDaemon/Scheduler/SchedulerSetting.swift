@@ -99,6 +99,8 @@ extension SchedulerSettings {
         .duration("batch_budget", \.batchBudget, min: .milliseconds(1), max: .seconds(10), "time budget of one batch"),
         .duration("pause_between_batches", \.pauseBetweenBatches, max: .seconds(60),
                   "cost delay after a batch that used its whole budget; scaled by the batch's actual time"),
+        .duration("forced_pause_between_batches", \.forcedPauseBetweenBatches, max: .seconds(60),
+                  "the cost delay of a run an operator forces (finish-deferred --now), in place of pause_between_batches; 0s: none, as a manual VACUUM"),
         .duration("idle_batch_budget", \.idleBatchBudget, max: .seconds(10),
                   "time budget of a batch once no client call has been in flight for the store that long (a call's arrival aborts it); 0s: always batch_budget"),
         .number("cpu_pressure", \.cpuPressure, max: 100, "busy above this CPU pressure, some avg10 % (system and cgroup)"),

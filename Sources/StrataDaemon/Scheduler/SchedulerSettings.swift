@@ -9,8 +9,14 @@ public struct SchedulerSettings: Sendable, Hashable {
     public var idleAfter: Duration = .seconds(60)
     /// Time budget of one deferred batch.
     public var batchBudget: Duration = .milliseconds(5)
-    /// Pause after each batch (autovacuum-style cost delay).
+    /// Pause after each batch (autovacuum-style cost delay) of the scheduler's own runs and of
+    /// runs requested without `now`.
     public var pauseBetweenBatches: Duration = .milliseconds(2)
+    /// The cost delay of a run an operator forces (`FinishDeferred` with `now`, `stratactl
+    /// finish-deferred --now`), in place of ``pauseBetweenBatches``: none by default, as
+    /// PostgreSQL's manual `VACUUM` (`vacuum_cost_delay` 0) against autovacuum's 2 ms, and as
+    /// gh-ost's `--nice-ratio` 0. ``batchBudget`` still bounds each client's wait.
+    public var forcedPauseBetweenBatches: Duration = .zero
     /// Time budget of a batch once no client call has been in flight for its store for that
     /// long (a client's arrival aborts such a batch, so it waits about one ``batchBudget``);
     /// zero or not above ``batchBudget`` keeps every batch to ``batchBudget``.
