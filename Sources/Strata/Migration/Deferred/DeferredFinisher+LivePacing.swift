@@ -17,13 +17,19 @@ extension DeferredFinisher {
         return options
     }
 
+    /// What ``FinishOptions/livePacing`` gives now (nil: nothing live), as the run takes it: a
+    /// zero budget would stop every batch at once, so the smallest budget is a millisecond; a
+    /// cost delay is never negative.
+    static func livePacing(_ options: FinishOptions) -> FinishPacing? {
+        guard let live = options.livePacing?() else { return nil }
+        return FinishPacing(batchBudget: max(.milliseconds(1), live.batchBudget), pauseBetweenBatches: max(.zero, live.pauseBetweenBatches))
+    }
+
     /// Asks ``FinishOptions/livePacing`` for the pacing and, when it changed, takes it from the
     /// next batch on and says so in the store's log, with the new values and the old.
     func refreshPacing() {
-        guard let live = requestedOptions.livePacing?() else { return }
+        guard let next = Self.livePacing(requestedOptions) else { return }
         let previous = FinishPacing(batchBudget: options.batchBudget, pauseBetweenBatches: options.pauseBetweenBatches)
-        // A zero budget would stop every batch at once: the smallest budget is a millisecond.
-        let next = FinishPacing(batchBudget: max(.milliseconds(1), live.batchBudget), pauseBetweenBatches: max(.zero, live.pauseBetweenBatches))
         guard next != previous else { return }
         pacing.current = next
         store.logger.notice("deferred work in flight takes new pacing from its next batch", metadata: [

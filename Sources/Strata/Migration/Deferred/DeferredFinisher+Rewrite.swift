@@ -78,10 +78,7 @@ extension DeferredFinisher {
         guard applies else { return nil }
         let requested = requestedOptions
         let pacing = ShadowVerifier.Pacing(current: {
-            guard let live = requested.livePacing?() else {
-                return FinishPacing(batchBudget: requested.batchBudget, pauseBetweenBatches: requested.pauseBetweenBatches)
-            }
-            return FinishPacing(batchBudget: live.batchBudget, pauseBetweenBatches: max(.zero, live.pauseBetweenBatches))
+            Self.livePacing(requested) ?? FinishPacing(batchBudget: requested.batchBudget, pauseBetweenBatches: requested.pauseBetweenBatches)
         }, shouldContinue: requested.shouldContinue)
         let after = [state.verifiedKey, checked].compactMap { $0 }.max()
         return ShadowVerifier(store: store, rewrite: rewrite, keyColumn: keyColumn, after: after, synchronous: step.session.synchronous, pacing: pacing)
@@ -149,10 +146,9 @@ extension DeferredFinisher {
     /// updates it in place through the upsert.
     private func startRewrite(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], in db: Database) throws {
         let t = quoteIdentifier(rewrite.table), s = quoteIdentifier(rewrite.shadowTable), c = quoteIdentifier(rewrite.copyCursorTable)
-        try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+        try dropCapture(rewrite, in: db)
         try db.execute(sql: "DROP TABLE IF EXISTS \(s)")
         try db.execute(sql: rewrite.createShadowSQL)
-        try db.execute(sql: "DROP TABLE IF EXISTS \(c)")
         // `verified`: the last key checked beside the index builds (``ShadowVerifier``).
         try db.execute(sql: "CREATE TABLE \(c) (last INTEGER NOT NULL, \(ShadowVerifier.verifiedColumn) INTEGER)")
         try db.execute(sql: "INSERT INTO \(c) (last) VALUES (?)", arguments: [Int64.min])
@@ -258,8 +254,7 @@ extension DeferredFinisher {
                     // Only a change of the live table's indexes by another process since the builds began leads here.
                     throw DatabaseError(resultCode: .SQLITE_ERROR, message: "the rewrite of \(rewrite.table) has no index \(unbuilt.map(\.name).joined(separator: ", ")) on its shadow and the live table none to carry over; the swap was not made (the live table's indexes changed during the rewrite: run `stratactl migrate` again)")
                 }
-                try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
-                try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(rewrite.copyCursorTable))")
+                try dropCapture(rewrite, in: db)
                 let old = try IndexRelocation.freeName("_strata_old_\(rewrite.table)", in: db)
                 try db.execute(sql: "ALTER TABLE \(t) RENAME TO \(quoteIdentifier(old))")
                 FaultInjection.point("rewrite.swap")
@@ -292,6 +287,13 @@ extension DeferredFinisher {
     }
 
     func triggerPrefix(_ table: String) -> String { "_strata_rw_\(table)_" }
+
+    /// Drops a rewrite's capture: its triggers, then the copy's cursor they read (and the
+    /// progress of the check beside the builds kept there).
+    func dropCapture(_ rewrite: TableRewrite, in db: Database) throws {
+        try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
+        try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(rewrite.copyCursorTable))")
+    }
 
     func dropTriggers(prefix: String, in db: Database) throws {
         for suffix in ["ins", "upd", "del"] {

@@ -26,10 +26,9 @@ extension DeferredFinisher {
                       state: inout DeferredLedger.Progress, step: TaskStep) async throws -> Bool {
         guard state.verified != true else { return true }
         let start = ContinuousClock.now
-        // Begin after the last key checked beside the index builds (``ShadowVerifier``).
-        if keyColumn != "rowid", conflictKey == [keyColumn],
-           let checked = try checkedBeside(rewrite),
-           checked > state.verifiedKey ?? Int64.min {
+        // Begin after the last key checked beside the index builds (``ShadowVerifier``; none
+        // for a table it does not apply to).
+        if let checked = try checkedBeside(rewrite), checked > state.verifiedKey ?? Int64.min {
             state.verifiedKey = checked
         }
         var size = max(step.counters.batchSize, 64)
@@ -175,8 +174,7 @@ extension DeferredFinisher {
     /// Resets the task (its next run copies into a fresh shadow) and throws the refusal.
     private func refuseSwap(_ rewrite: TableRewrite, problem: String, step: TaskStep) throws -> Never {
         try batch(step.session) { db in
-            try dropTriggers(prefix: triggerPrefix(rewrite.table), in: db)
-            try db.execute(sql: "DROP TABLE IF EXISTS \(quoteIdentifier(rewrite.copyCursorTable))")
+            try dropCapture(rewrite, in: db)
             try DeferredLedger.saveProgress(DeferredLedger.Progress(lastKey: nil, rowsDone: 0, started: false), id: step.id, state: .pending, in: db)
         }
         store.logger.error("refused to swap in the rewrite of \(rewrite.table): its copy does not match", metadata: [

@@ -361,13 +361,18 @@ struct DeferredFinisher {
         let clock = ContinuousClock()
         let started = clock.now
         defer { pacing.paused += clock.now - started }
-        let ratio = min(10, max(0, pacing.lastBatch / currentBudget))
-        let until = started + options.pauseBetweenBatches * ratio
+        let until = started + Self.costDelay(options.pauseBetweenBatches, took: pacing.lastBatch, budget: currentBudget)
         while clock.now < until {
             guard await mayContinue() else { return false }
             try? await Task.sleep(for: min(.milliseconds(2), until - clock.now))
         }
         return await mayContinue()
+    }
+
+    /// The cost delay after a step that took `took` of a `budget`: `pause` scaled by that
+    /// share, at most ten times `pause` (see ``pause()``).
+    static func costDelay(_ pause: Duration, took: Duration, budget: Duration) -> Duration {
+        pause * min(10, max(0, took / budget))
     }
 
     /// Scales the next batch so that it takes about the budget. Growth is capped at 1.5x per

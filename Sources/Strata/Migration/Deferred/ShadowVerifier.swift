@@ -30,7 +30,12 @@ final class ShadowVerifier: Sendable {
     /// Whether `rewrite` can be verified beside its builds: keyed by one column, and its
     /// cursor table has the `verified` column (a rewrite begun by an earlier Strata has none).
     static func applies(_ rewrite: TableRewrite, keyColumn: String, conflictKey: [String], in db: Database) throws -> Bool {
-        guard keyColumn != "rowid", conflictKey == [keyColumn], try db.tableExists(rewrite.copyCursorTable) else { return false }
+        try keyColumn != "rowid" && conflictKey == [keyColumn] && keepsProgress(rewrite, in: db)
+    }
+
+    /// Whether the rewrite's cursor table exists and has the `verified` column.
+    private static func keepsProgress(_ rewrite: TableRewrite, in db: Database) throws -> Bool {
+        guard try db.tableExists(rewrite.copyCursorTable) else { return false }
         return try db.columns(in: rewrite.copyCursorTable).contains { $0.name == verifiedColumn }
     }
 
@@ -39,8 +44,7 @@ final class ShadowVerifier: Sendable {
 
     /// The last key checked beside the builds (nil: none), read from the cursor table.
     static func verifiedKey(_ rewrite: TableRewrite, in db: Database) throws -> Int64? {
-        guard try db.tableExists(rewrite.copyCursorTable),
-              try db.columns(in: rewrite.copyCursorTable).contains(where: { $0.name == verifiedColumn }) else { return nil }
+        guard try keepsProgress(rewrite, in: db) else { return nil }
         return try Int64.fetchOne(db, sql: "SELECT \(verifiedColumn) FROM \(quoteIdentifier(rewrite.copyCursorTable))")
     }
 
@@ -149,8 +153,7 @@ final class ShadowVerifier: Sendable {
             // One to two budgets a range, as the check before the swap; then the cost delay.
             let elapsed = ContinuousClock.now - rangeStart
             if elapsed < budget { size = min(size * 2, 1 << 20) } else if elapsed > budget * 2 { size = max(size / 2, 64) }
-            let pause = pacing.current().pauseBetweenBatches * min(10, elapsed / budget)
-            let until = ContinuousClock.now + pause
+            let until = ContinuousClock.now + DeferredFinisher.costDelay(pacing.current().pauseBetweenBatches, took: elapsed, budget: budget)
             while ContinuousClock.now < until, !stopRequested.load(ordering: .acquiring) {
                 Thread.sleep(forTimeInterval: min(0.002, (until - ContinuousClock.now).seconds))
             }
