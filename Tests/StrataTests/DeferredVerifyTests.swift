@@ -22,6 +22,16 @@ struct DeferredVerifyTests {
         var testDescription: String { rawValue }
     }
 
+    static let cursor = "_strata_copied_Aircraft"
+
+    /// Runs the rewrite until its copy is complete (the copy's cursor past every key) and
+    /// stops before the shadow's index builds and its check begin.
+    static func copyWithoutChecking(_ store: PersistentStore) async throws {
+        _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(50), shouldContinue: {
+            (try? store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT last FROM \(cursor)") }) != Int64.max
+        }))
+    }
+
     /// `rows` aircraft with keys 1, 2, 3… or, `keyStep` > 1, 1, 1 + keyStep, … (sparse keys).
     static func seeded(_ url: URL, keyStep: Int = 1) throws {
         let store = try PersistentStore.open(at: url, model: source)
@@ -48,12 +58,7 @@ struct DeferredVerifyTests {
         defer { try? store.close() }
         let before = try Self.liveRows(store)
         let shadow = "_strata_rewrite_Aircraft"
-        // Copy everything (the shadow complete) without verifying yet.
-        let copied = FinishOptions(batchBudget: .milliseconds(50), shouldContinue: {
-            (try? store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '\(shadow)'") }) == 0
-                || (try? store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(shadow)") }) ?? 0 < Self.rows
-        })
-        _ = try await store.finishDeferredMigration(copied)
+        try await Self.copyWithoutChecking(store)
         try #require(try store.syncRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(shadow)") } == Self.rows)
         // The key of the row 2,000th in order: past the first range of either kind.
         let late = 1 + 1999 * keyStep
@@ -84,11 +89,8 @@ struct DeferredVerifyTests {
         var store = try PersistentStore.open(at: url, model: Self.destination, options: StoreOptions(migration: .deferred))
         defer { try? store.close() }
         let before = try Self.liveRows(store)
-        let shadow = "_strata_rewrite_Aircraft", cursor = "_strata_copied_Aircraft"
-        // The copy complete, nothing checked yet.
-        _ = try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(50), shouldContinue: { [store] in
-            (try? store.syncRead { db in try Int64.fetchOne(db, sql: "SELECT last FROM \(cursor)") }) != Int64.max
-        }))
+        let shadow = "_strata_rewrite_Aircraft", cursor = Self.cursor
+        try await Self.copyWithoutChecking(store)
         let rewrite = try #require(try store.syncRead { db in
             try DeferredLedger.entries(in: db).compactMap { entry -> TableRewrite? in
                 if case .rewriteTable(let rewrite) = entry.payload.operation.kind { return rewrite } else { return nil }
