@@ -38,6 +38,8 @@ struct ConfigurationTests {
         ("stores: []\nscheduler:\n  idle_after: later\n", .invalidValue, "scheduler.idle_after"),
         ("stores: []\nscheduler:\n  idel_after: 1s\n", .unknownKey, "scheduler.idel_after"),
         ("stores: []\nscheduler:\n  min_free_space: lots\n", .invalidValue, "scheduler.min_free_space"),
+        ("stores: []\nscheduler:\n  forced_pause_between_batches: none\n", .invalidValue, "scheduler.forced_pause_between_batches"),
+        ("stores: []\nscheduler:\n  forced_pause_between_batches: 2m\n", .invalidValue, "scheduler.forced_pause_between_batches"),
         ("stores: []\nscheduler:\n  min_free_space: 2000TiB\n", .invalidValue, "scheduler.min_free_space"),
         ("stores: []\nlimits:\n  max_message_size: 10\n", .invalidValue, "limits.max_message_size"),
         ("stores: []\nlog_level: loud\n", .invalidValue, "log_level"),

@@ -33,6 +33,11 @@ struct SchedulerSettingsTableTests {
         let error = try #require(throws: SchedulerSettingError.self) { try settings.set("batch_budget", to: "11s") }
         #expect(error.reason == "'11s' is not a duration between 1ms and 10s (e.g. 500ms, 30s, 5m)")
         #expect(SchedulerSettings.setting("batch_budget")?.range == "1ms – 10s")
+        // A forced run's cost delay: its own range; a refused value leaves the setting as it was.
+        try settings.set("forced_pause_between_batches", to: "5ms")
+        let forced = try #require(throws: SchedulerSettingError.self) { try settings.set("forced_pause_between_batches", to: "2m") }
+        #expect(forced.reason == "'2m' is not a duration between 0s and 1m (e.g. 500ms, 30s, 5m)")
+        #expect(settings.forcedPauseBetweenBatches == .milliseconds(5))
         let unknown = try #require(throws: SchedulerSettingError.self) { try settings.set("batch_budgt", to: "1s") }
         #expect(unknown.unknownKey)
         #expect(unknown.reason.hasPrefix("unknown setting 'batch_budgt'; known: enabled, idle_after, batch_budget"))
