@@ -34,7 +34,7 @@ extension StrataAdmin.SchedulerInfo {
                 windowRuntimeSeconds: status.windowRuntimeSeconds, rowsProcessed: stats.rowsProcessed, batches: stats.batches,
                 tasksFinished: stats.tasksFinished, pauses: stats.pauses, pausesByCause: stats.pausesByCause,
                 pauseLatencyP50Ms: stats.pauseLatencyP50Milliseconds, pauseLatencyP99Ms: stats.pauseLatencyP99Milliseconds,
-                pauseLatencyMaxMs: stats.pauseLatencyMaxMilliseconds,
+                pauseLatencyMaxMs: stats.pauseLatencyMaxMilliseconds, clientWaitMaxMs: stats.clientWaitMaxMilliseconds,
                 recentPauses: stats.recentPauses.map { pause in
                     StrataAdmin.PauseInfo(cause: pause.cause, reason: pause.reason, latencyMs: pause.latencyMilliseconds, store: pause.store,
                                           at: Self.timestamp(pause.at))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Strata
 import Synchronization
 
@@ -40,6 +41,8 @@ public final class DeferredWorkRunner: Sendable {
     /// changes: a run takes it at its next batch once it changed after the run started.
     /// A forced run (`now`) takes `forcedPause` as its cost delay.
     private let pacingChange = Mutex<(generation: Int, pacing: FinishPacing?, forcedPause: Duration)>((0, nil, .zero))
+    /// The longest client wait behind each step since the daemon started (``FinishReport/longestClientWaits``).
+    private let clientWaits = Mutex<[String: Double]>([:])
 
     /// Memberwise initializer.
     public init(gate: SchedulerGate, logger: Logger, executor: DeferredWorkThread = .shared) {
@@ -133,6 +136,7 @@ public final class DeferredWorkRunner: Sendable {
                 "strata.tasks_remaining": "\(report.tasksRemaining)", "strata.rows": "\(report.rowsProcessed)",
                 "strata.stopped_early": "\(report.stoppedEarly)",
             ])
+            noteClientWaits(report.longestClientWaits)
             var result = Self.result(name, report, nil, runGate)
             if report.spaceReclaimLeft {
                 result.freePages = await withTaskExecutorPreference(executor) { try? store.fileStatistics().freelistCount }
@@ -224,6 +228,27 @@ public final class DeferredWorkRunner: Sendable {
             _ = self.background.withLock { $0.removeValue(forKey: id) }
         }
         background.withLock { $0[id] = task }
+    }
+
+    // MARK: - Client waits
+
+    /// The longest a client arriving at the worst moment could have waited behind each step of
+    /// deferred work since the daemon started, in milliseconds by step (in `Status`).
+    public var clientWaitMaxMilliseconds: [String: Double] { clientWaits.withLock { $0 } }
+
+    /// Keeps the longest wait of each step, and exports it:
+    /// `strata_deferred_client_wait_max_seconds{step}`.
+    private func noteClientWaits(_ waits: [String: Double]) {
+        let longer = clientWaits.withLock { known in
+            waits.filter { step, ms in
+                guard ms > known[step, default: 0] else { return false }
+                known[step] = ms
+                return true
+            }
+        }
+        for (step, ms) in longer {
+            Gauge(label: "strata_deferred_client_wait_max_seconds", dimensions: [("step", step)]).record(ms / 1000)
+        }
     }
 
     // MARK: - Pacing of work in flight

@@ -430,6 +430,7 @@ public actor IdleScheduler: DeferredWorkScheduler {
         statistics.workSeconds = self.statistics.workSeconds + (workStartedAt.map { (clock.now - $0).seconds } ?? 0)
         (statistics.pauseLatencyP50Milliseconds, statistics.pauseLatencyP99Milliseconds, statistics.pauseLatencyMaxMilliseconds) =
             metrics.pauseLatencyMilliseconds()
+        statistics.clientWaitMaxMilliseconds = runner.clientWaitMaxMilliseconds
         return SchedulerStatus(state: state, reason: reason, paused: detector.pausedReason != nil, signals: readings, unavailable: unavailable,
                                windowRuntimeSeconds: detector.windowRuntime.seconds, workingOn: workingOn, statistics: statistics)
     }

@@ -29,6 +29,10 @@ public struct SchedulerStatistics: Sendable, Hashable {
     public var pauseLatencyP99Milliseconds = 0.0
     /// Longest pause latency, in milliseconds.
     public var pauseLatencyMaxMilliseconds = 0.0
+    /// The longest a client arriving at the worst moment could have waited for a store's
+    /// write lock behind each step of deferred work (``FinishReport/longestClientWaits``),
+    /// scheduler turns and runs on request alike, in milliseconds by step name.
+    public var clientWaitMaxMilliseconds: [String: Double] = [:]
     /// Failed turns and the last failure.
     public var errors = 0
     /// The last error, in words.

@@ -13,6 +13,7 @@ import Synchronization
 /// before the connection serves anyone else, and it never fires once the batch is committing.
 final class BatchInterrupter: Sendable {
     private let check: @Sendable () -> Bool
+    private let arrivals: ArrivalChecks?
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -32,7 +33,12 @@ final class BatchInterrupter: Sendable {
     /// flight) that gave way to a client's arrival: rolled back; run one of the normal size.
     struct Yielded: Error {}
 
-    init(_ check: @escaping @Sendable () -> Bool) { self.check = check }
+    /// - Parameter arrivals: told of every check at which a client's arrival ends the batch
+    ///   (an idle batch's), for the longest wait a client can meet (``LockHolds``).
+    init(_ check: @escaping @Sendable () -> Bool, arrivals: ArrivalChecks? = nil) {
+        self.check = check
+        self.arrivals = arrivals
+    }
 
     /// Whether a batch was interrupted (the run stops).
     var fired: Bool { state.withLock { $0.fired } }
@@ -83,9 +89,12 @@ final class BatchInterrupter: Sendable {
 
     private func shouldInterrupt() -> Bool {
         let yieldIf = state.withLock { state in state.armed && !state.fired && !state.overran && !state.yielded ? state.yieldIf : nil }
-        if let yieldIf, yieldIf() {
-            state.withLock { $0.yielded = true }
-            return true
+        if let yieldIf {
+            arrivals?.checked()
+            if yieldIf() {
+                state.withLock { $0.yielded = true }
+                return true
+            }
         }
         let due = state.withLock { state -> Bool in
             guard state.armed, !state.fired, !state.overran, !state.yielded else { return false }

@@ -47,6 +47,8 @@ struct DeferredFinisher {
     let pacing = Pacing()
     /// The longest hold of the write lock by each step of the run (``writer(_:_:)``).
     let lockHolds = LockHolds()
+    /// The points of the hold in flight at which a client's arrival would end it.
+    let arrivals = ArrivalChecks()
 
     final class Counters {
         var rows: Int64 = 0
@@ -172,6 +174,7 @@ struct DeferredFinisher {
         report.batchesYielded = pacing.yielded
         report.idleBatches = pacing.idleBatches
         report.longestLockHolds = lockHolds.milliseconds
+        report.longestClientWaits = lockHolds.waitMilliseconds
         logLockHolds()
         if unfinished > 0 && options.maxTasks == nil { report.stoppedEarly = true }
         if report.tasksFinished > 0 && unfinished == 0 {
@@ -203,7 +206,7 @@ struct DeferredFinisher {
         }
         // A replicated store's checkpoints are its replicator's (WALCheckpointing.external).
         if store.options.walCheckpointing == .strata { session.checkpointer = try? WALCheckpointer(store: store) }
-        session.interrupter = BatchInterrupter(options.interruptRequested)
+        session.interrupter = BatchInterrupter(options.interruptRequested, arrivals: arrivals)
         removeStaleSortBuffers()
         return session
     }
@@ -307,18 +310,21 @@ struct DeferredFinisher {
     /// Runs `body` on the store's writer connection, noting in the log any hold of the write
     /// lock over twice the batch budget (with the step that took it): none is expected.
     func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
-        var held = Duration.zero
+        var held = Duration.zero, wait = Duration.zero
         lastCommit.value = nil
         let step = Self.stepName(label)
         // Recorded on a throw too: a batch rolled back after its time limit held the lock as long.
-        defer { lockHolds.record(held, step: step) }
+        defer { lockHolds.record(held, wait: wait, step: step) }
         let requested = ContinuousClock.now
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
+            arrivals.begin(at: start)
             pacing.writerWait += start - requested
             pacing.totalWriterWait += start - requested
             defer {
-                held = ContinuousClock.now - start
+                let end = ContinuousClock.now
+                held = end - start
+                wait = arrivals.end(at: end)
                 pacing.totalHeld += held
             }
             return try body(db)

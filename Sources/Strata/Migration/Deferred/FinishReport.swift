@@ -40,4 +40,10 @@ public struct FinishReport: Sendable, Hashable, Codable {
     /// the longest a client can have waited behind the work, and which step made it wait.
     /// Every step is meant to stay within about one batch budget.
     public var longestLockHolds: [String: Double] = [:]
+    /// The longest a client arriving at the worst moment would have waited for the write lock
+    /// behind each step of the run, in milliseconds, by step name: the longest stretch of a
+    /// hold without a point at which a client's arrival ends it (an idle batch gives way at
+    /// each progress callback; a normal batch, a commit or a schema change counts whole). The
+    /// promise of docs/Scheduler.md: about one `batch_budget` for every step.
+    public var longestClientWaits: [String: Double] = [:]
 }

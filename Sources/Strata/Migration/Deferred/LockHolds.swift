@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StrataUnits
+import Synchronization
 
 /// The longest hold of the store's write lock by each step of a deferred work run: what a
 /// client that arrived at the worst moment waited for. Kept by ``DeferredFinisher/writer(_:_:)``
@@ -9,11 +10,27 @@ import StrataUnits
 /// latency regression names its step.
 final class LockHolds {
     private var longest: [String: Duration] = [:]
+    private var waits: [String: Duration] = [:]
 
-    /// Notes that `step` held the write lock for `held`.
-    func record(_ held: Duration, step: String) {
+    /// Notes that `step` held the write lock for `held`, and that a client arriving at the
+    /// worst moment of that hold would have waited `wait` (``ArrivalChecks``).
+    func record(_ held: Duration, wait: Duration, step: String) {
         if held > longest[step, default: .zero] { longest[step] = held }
+        if wait > waits[step, default: .zero] { waits[step] = wait }
     }
+
+    /// The longest wait of each step, in milliseconds (rounded to 0.1 ms).
+    var waitMilliseconds: [String: Double] {
+        waits.mapValues { ($0.milliseconds * 10).rounded() / 10 }
+    }
+
+    /// The longest wait of the run, and its step.
+    var longestWait: (step: String, wait: Duration)? {
+        waits.max { $0.value < $1.value }.map { ($0.key, $0.value) }
+    }
+
+    /// `step=ms` pairs of the waits, longest first.
+    var waitSummary: String { Self.summary(waits) }
 
     /// The longest hold of each step, in milliseconds (rounded to 0.1 ms).
     var milliseconds: [String: Double] {
@@ -21,10 +38,43 @@ final class LockHolds {
     }
 
     /// `step=ms` pairs, longest first, for the log: `copy batch=31.2,swap=4.0`.
-    var summary: String {
-        longest.sorted { $0.value > $1.value }
+    var summary: String { Self.summary(longest) }
+
+    private static func summary(_ durations: [String: Duration]) -> String {
+        durations.sorted { $0.value > $1.value }
             .map { "\($0.key)=\(String(format: "%.1f", $0.value.milliseconds))" }
             .joined(separator: ",")
+    }
+}
+
+/// The points of a write-lock hold at which a client's arrival would end it, for the longest
+/// wait a client arriving at the worst moment meets (``LockHolds``): the longest stretch of the
+/// hold between two such points — its start, each check that a client's arrival would answer
+/// by giving way (an idle batch's progress handler, a check between two statements), and its
+/// end. A hold with no such check (a normal batch, a schema change, a commit) counts whole.
+/// The progress handler runs on the writer's thread, the hold's begin and end too.
+final class ArrivalChecks: Sendable {
+    private let state = Mutex<(last: ContinuousClock.Instant?, worst: Duration)>((nil, .zero))
+
+    /// The hold begins.
+    func begin(at now: ContinuousClock.Instant = .now) { state.withLock { $0 = (now, .zero) } }
+
+    /// A point at which a client's arrival would end the hold.
+    func checked(at now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            guard let last = state.last else { return }
+            state.worst = max(state.worst, now - last)
+            state.last = now
+        }
+    }
+
+    /// The hold ends: its longest stretch between two such points.
+    func end(at now: ContinuousClock.Instant = .now) -> Duration {
+        checked(at: now)
+        return state.withLock { state in
+            defer { state = (nil, .zero) }
+            return state.worst
+        }
     }
 }
 
@@ -35,6 +85,7 @@ extension DeferredFinisher {
         guard !summary.isEmpty else { return }
         store.logger.info("deferred work's longest write-lock holds", metadata: [
             "strata.holds_ms": "\(summary)", "strata.budget_ms": "\(Int(options.batchBudget.milliseconds))",
+            "strata.waits_ms": "\(lockHolds.waitSummary)",
         ])
     }
 
