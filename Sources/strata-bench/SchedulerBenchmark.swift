@@ -50,6 +50,8 @@ struct SchedulerBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("idle-after"), help: "Scheduler idle_after (and load_window).") var idleAfter = "1s"
     @Option(name: .long, help: "Scheduler signals (the machine-wide ones are off by default: other work on a shared machine would gate the run).")
     var signals = "requests,transactions"
+    @Option(name: .customLong("seed-cache"), help: "Directory where the seed store and its migrated copy are kept between runs (default: none, seed every run).")
+    var seedCache: String?
     @Flag(name: .long, help: "Print the slowest client requests with their time into the load phase (to stderr).") var trace = false
     @Option(name: .customLong("log-level"), help: "The in-process daemon's log level, printed to stderr with timestamps (info shows long write-lock holds and slow checkpoints; notice each pause with its latency).")
     var logLevel = "warning"
@@ -72,13 +74,11 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         var logger = Logger(label: "io.strata.bench")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
 
-        progress.say("creating a version-1 store with \(rows) items…")
         let models = try BenchModel.write(in: directory.url)
-        let seed = directory.url.appending(path: "seed.sqlite")
-        try BenchModel.seed(at: seed, models: models, rows: rows, logger: logger)
+        let (seed, migrated) = try BenchModel.prepare(rows: rows, models: models, cache: seedCache.map { URL(filePath: $0) },
+                                                      directory: directory.url, logger: logger, progress: progress)
         let scheduled = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "scheduled.sqlite"))
-        let baseline = try DeferralBenchmark.copy(seed, to: directory.url.appending(path: "baseline.sqlite"))
-        try BenchModel.migrateNow(baseline, models: models, logger: logger)
+        let baseline = try DeferralBenchmark.copy(migrated, to: directory.url.appending(path: "baseline.sqlite"))
 
         progress.say("scheduler on: load \(loadSeconds) s / quiet \(quietSeconds) s cycles until the deferred work is done…")
         let on = try await runDaemon(store: scheduled, models: models, directory: directory.url, cycles: nil, logger: logger, progress: progress)
@@ -325,6 +325,32 @@ enum BenchModel {
         try v2.write(to: models.appending(path: "Bench 2.yaml"), atomically: true, encoding: .utf8)
         try "current: Bench 2\nversions:\n  - Bench 1.yaml\n  - Bench 2.yaml\n".write(to: models.appending(path: "versions.yaml"), atomically: true, encoding: .utf8)
         return models
+    }
+
+    /// The seed store (`Bench 1`) and a copy migrated to `Bench 2` with no deferred work left,
+    /// created once per row count and kept in `cache` when one is given.
+    static func prepare(rows: Int, models: URL, cache: URL?, directory: URL, logger: Logger, progress: Progress) throws -> (seed: URL, migrated: URL) {
+        let folder = cache ?? directory
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The models' text in the name: a cached seed of another model is never reused.
+        var hash: UInt64 = 5381
+        for byte in (v1 + v2).utf8 { hash = (hash &* 33) &+ UInt64(byte) }
+        let tag = "scheduler-\(rows)-\(String(hash, radix: 36))"
+        let seed = folder.appending(path: "\(tag)-seed.sqlite"), migrated = folder.appending(path: "\(tag)-migrated.sqlite")
+        if FileManager.default.fileExists(atPath: seed.path), FileManager.default.fileExists(atPath: migrated.path) {
+            progress.say("seed: reusing \(seed.path)")
+            return (seed, migrated)
+        }
+        progress.say("creating a version-1 store with \(rows) items…")
+        let partial = folder.appending(path: "\(tag).partial.sqlite")
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial.path + suffix) }
+        try Self.seed(at: partial, models: models, rows: rows, logger: logger)
+        let partialMigrated = try DeferralBenchmark.copy(partial, to: folder.appending(path: "\(tag).partial-migrated.sqlite"))
+        try migrateNow(partialMigrated, models: models, logger: logger)
+        for url in [seed, migrated] { try? FileManager.default.removeItem(at: url) }
+        try FileManager.default.moveItem(at: partialMigrated, to: migrated)
+        try FileManager.default.moveItem(at: partial, to: seed)
+        return (seed, migrated)
     }
 
     static func seed(at url: URL, models: URL, rows: Int, logger: Logger) throws {

@@ -20,11 +20,13 @@ extension UpgradeBenchmark {
 
     /// The daemon log's longest write-lock hold per finishing step ("deferred work's longest
     /// write-lock holds … strata.holds_ms=copy batch=31.2,swap=4.0", one line per run; the
-    /// longest of each step over all runs), in milliseconds, longest first.
-    static func lockHolds(_ log: String) -> [(step: String, ms: Double)] {
+    /// longest of each step over all runs), in milliseconds, longest first. With `key`
+    /// `waits_ms`, the longest a client arriving at the worst moment would have waited behind
+    /// each step, from the same line.
+    static func lockHolds(_ log: String, key: String = "holds_ms") -> [(step: String, ms: Double)] {
         var longest: [String: Double] = [:]
         for line in log.split(separator: "\n") where line.contains("longest write-lock holds") {
-            guard let start = line.range(of: "strata.holds_ms=") else { continue }
+            guard let start = line.range(of: "strata.\(key)=") else { continue }
             // The value is quoted when it holds a space (`strata.holds_ms="copy batch=31.2,swap=4.0"`).
             var rest = line[start.upperBound...]
             if rest.first == "\"" { rest = rest.dropFirst().prefix { $0 != "\"" } }

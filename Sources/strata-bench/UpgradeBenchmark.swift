@@ -59,6 +59,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("pause"), help: "scheduler.forced_pause_between_batches: the cost delay of the deferred run, which `finish-deferred --now` forces (default: the shipped 0s).") var pauseBetweenBatches: String?
     @Option(name: .customLong("idle-batch-budget"), help: "scheduler.idle_batch_budget of the deferred and idle runs (default: the shipped 250ms; 0s: off).")
     var idleBatchBudget: String?
+    @Option(name: .customLong("busy-core"), help: "Keep one core busy for this share of the time (a CPU hog process, 1-100 %) for the whole run: the daemon, its clients and the sqlite3 CLI meet it alike.")
+    var busyCore: Int?
     @OptionGroup var options: BenchOptions
 
     static let allRuns = ["deferred", "default", "sync", "cli", "idle", "cli_idle", "manual"]
@@ -70,6 +72,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         for run in runs.split(separator: ",") where !Self.allRuns.contains(String(run)) {
             throw ValidationError("--runs: unknown run '\(run)'; choose from \(Self.allRuns.joined(separator: ", "))")
         }
+        if let busyCore, !(1...100).contains(busyCore) { throw ValidationError("--busy-core must be between 1 and 100 (percent of one core)") }
         for (name, value) in [("--batch-budget", batchBudget), ("--pause", pauseBetweenBatches), ("--idle-batch-budget", idleBatchBudget)] {
             if let value, DurationText.parse(value) == nil { throw ValidationError("\(name): '\(value)' is not a duration (e.g. 20ms)") }
         }
@@ -82,6 +85,8 @@ struct UpgradeBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let selected = Set(runs.split(separator: ",").map(String.init))
+        let hog = try busyCore.map { try BusyCoreCommand.start(percent: $0) }
+        defer { hog?.terminate(); hog?.waitUntilExit() }
         let directory = try BenchDirectory(path: options.directory, keep: options.keep)
         defer { directory.cleanUp() }
         let progress = Progress(enabled: !options.json)
@@ -102,6 +107,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         results.pause = pauseBetweenBatches ?? "0s"
         results.distinctKeys = distinctKeys
         results.idleBatchBudget = idleBatchBudget ?? "250ms"
+        results.busyCore = busyCore
 
         if selected.contains("deferred") {
             progress.say("deferred: exec → READY=1 with defer_cleanup, no backup…")
@@ -126,10 +132,11 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             load.set(.other)
             await load.stop()
             results.duringReclaim = load.results(.reclaim)
-            results.finishTasks = Self.taskTimes(daemon.log)
+            results.finishTasks = Self.taskBreakdowns(daemon.log)
             results.finishTimeSpent = Self.timeSpent(daemon.log).first
             results.verifyTimes = Self.verifyTimes(daemon.log)
             results.lockHolds = Self.lockHolds(daemon.log)
+            results.clientWaits = Self.lockHolds(daemon.log, key: "waits_ms")
             results.finishBatches = Self.batchCounts(daemon.log)
             results.rssFinish = daemon.peakRSSMegabytes
             results.idle = load.results(.idle)
@@ -228,6 +235,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
             figures.reclaimWrittenMB = UpgradeIdleFigures.writtenMB(pid: daemon.pid).map { $0 - beforeReclaim }
             figures.finishTasks = UpgradeIdleFigures.tasks(daemon.log)
             figures.finishLockHolds = Self.lockHolds(daemon.log)
+            figures.finishClientWaits = Self.lockHolds(daemon.log, key: "waits_ms")
             daemon.stop()
             figures.finishFileMB = UpgradeIdleFigures.fileMB(store)
             try Self.remove(store)
@@ -287,12 +295,22 @@ struct UpgradeBenchmark: AsyncParsableCommand {
 
     /// The daemon log's per-task times ("finished deferred task #N: summary … strata.ms=…").
     static func taskTimes(_ log: String) -> [(summary: String, ms: Double)] {
+        taskBreakdowns(log).map { ($0.summary, $0.ms) }
+    }
+
+    /// Each finished task's time and where it went (the task's log line: `held`, `writer_wait`,
+    /// `paused`, `core_wait`, in ms), in the order of the log.
+    static func taskBreakdowns(_ log: String) -> [(summary: String, ms: Double, spent: [String: Double])] {
         log.split(separator: "\n").compactMap { line in
             guard let start = line.range(of: "finished deferred task #") else { return nil }
             let rest = line[start.upperBound...]
             guard let colon = rest.range(of: ": "), let msText = logNumber("ms", in: rest) else { return nil }
             let summary = rest[colon.upperBound...].components(separatedBy: " strata.").first ?? ""
-            return (String(summary.prefix(80)), Double(msText) ?? 0)
+            var spent: [String: Double] = [:]
+            for key in ["held", "writer_wait", "paused", "core_wait"] {
+                if let text = logNumber("\(key)_ms", in: line) { spent[key] = Double(text) }
+            }
+            return (String(summary.prefix(80)), Double(msText) ?? 0, spent)
         }
     }
 
@@ -303,7 +321,7 @@ struct UpgradeBenchmark: AsyncParsableCommand {
         log.split(separator: "\n").compactMap { line in
             guard line.contains("deferred work run: where its time went") else { return nil }
             var spent: [String: Double] = [:]
-            for key in ["held", "writer_wait", "paused", "other"] {
+            for key in ["held", "writer_wait", "paused", "other", "core_wait"] {
                 guard let text = logNumber("\(key)_ms", in: line) else { continue }
                 spent[key] = Double(text)
             }

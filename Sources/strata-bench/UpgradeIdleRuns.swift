@@ -19,6 +19,8 @@ struct UpgradeIdleFigures {
     var reclaimWrittenMB: Double?
     /// The longest write-lock hold of each step (daemon log).
     var finishLockHolds: [(step: String, ms: Double)] = []
+    /// The longest a client arriving at the worst moment would have waited behind each step.
+    var finishClientWaits: [(step: String, ms: Double)] = []
     var finishFileMB: Double?
     var cli: Duration?
     var cliWrittenMB: Double?
@@ -53,6 +55,7 @@ struct UpgradeIdleFigures {
             "finish_idle_written_mb": r(finishWrittenMB), "sqlite_cli_idle_written_mb": r(cliWrittenMB), "manual_rewrite_written_mb": r(manualWrittenMB),
             "finish_idle_file_mb": r(finishFileMB), "sqlite_cli_idle_file_mb": r(cliFileMB), "manual_rewrite_file_mb": r(manualFileMB),
             "finish_idle_max_lock_hold_ms": Dictionary(finishLockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
+            "finish_idle_max_client_wait_ms": Dictionary(finishClientWaits.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
             "finish_idle_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10, "rows": $0.rows] },
         ]
     }
@@ -72,6 +75,7 @@ struct UpgradeIdleFigures {
         for task in finishTasks { lines.append("    \(String(format: "%9.1f ms %9d rows", task.ms, task.rows))  \(task.summary)") }
         if !finishLockHolds.isEmpty {
             lines.append("    longest write-lock hold per step: " + finishLockHolds.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))
+            lines.append("    longest possible client wait per step: " + finishClientWaits.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))
         }
         return lines
     }

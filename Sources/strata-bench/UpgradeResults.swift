@@ -18,14 +18,20 @@ struct UpgradeResults {
     var finish: Duration?
     /// `FinishDeferred(reclaim)` after it: the vacuum it left, the clients still writing.
     var reclaim: Duration?
-    var finishTasks: [(summary: String, ms: Double)] = []
+    /// Each task of the forced run with clients: its time and where it went (ms by `held`,
+    /// `writer_wait`, `paused`, `core_wait`).
+    var finishTasks: [(summary: String, ms: Double, spent: [String: Double])] = []
     /// Where FinishDeferred's time went (daemon log): holding the writer, waiting for it
     /// behind the clients, the cost delay, and the rest (work outside the lock), in ms.
     var finishTimeSpent: [String: Double]?
+    /// The share of one core a hog process kept busy (`--busy-core`), if any.
+    var busyCore: Int?
     /// Verify before swap, per rewritten table (part of its rewrite task's time).
     var verifyTimes: [(table: String, ms: Double)] = []
     /// The longest write-lock hold of each finishing step while the clients wrote (daemon log).
     var lockHolds: [(step: String, ms: Double)] = []
+    /// The longest a client arriving at the worst moment would have waited behind each step.
+    var clientWaits: [(step: String, ms: Double)] = []
     /// The deferred run's batches: all, begun as idle batches, and idle batches that gave way
     /// to a client (from the daemon's "deferred work run ended" line).
     var finishBatches: UpgradeBenchmark.BatchCounts?
@@ -67,10 +73,14 @@ struct UpgradeResults {
             "rss_finish_mb": rssFinish.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "rss_default_mb": rssDefault.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
             "backup_task_first": backupPendingFirst ?? NSNull(),
-            "finish_tasks": finishTasks.map { ["task": $0.summary, "ms": ($0.ms * 10).rounded() / 10] },
+            "finish_tasks": finishTasks.map { task -> [String: Any] in
+                ["task": task.summary, "ms": (task.ms * 10).rounded() / 10, "spent_ms": task.spent]
+            },
             "finish_time_spent_ms": finishTimeSpent ?? NSNull(),
+            "busy_core_percent": busyCore ?? NSNull(),
             "verify_ms": (verifyTimes.reduce(0) { $0 + $1.ms } * 10).rounded() / 10,
             "max_lock_hold_ms": Dictionary(lockHolds.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
+            "max_client_wait_ms": Dictionary(clientWaits.map { ($0.step, $0.ms) }, uniquingKeysWith: max),
             "finish_batches": finishBatches.map { ["batches": $0.batches, "idle": $0.idle, "yielded": $0.yielded] } ?? NSNull(),
         ]
         for (name, figures) in [("idle", idle), ("during_finish", duringFinish), ("during_reclaim", duringReclaim),
@@ -116,7 +126,7 @@ struct UpgradeResults {
         var lines = [
             "strata-bench upgrade",
             "rows=\(rows) distinct_keys=\(distinctKeys) store=\(String(format: "%.0f", storeMB)) MB clients=\(clients) interval=\(interval) ms batch_budget=\(batchBudget) forced_pause=\(pause) idle_batch_budget=\(idleBatchBudget) load=\(loadStart)→\(loadEnd)",
-            "machine: \(MachineDescription.current.summary)",
+            "machine: \(MachineDescription.current.summary)\(busyCore.map { "; one core \($0) % busy (--busy-core)" } ?? "")",
             "",
             "exec → READY=1, deferral, no backup     \(time(readyDeferred))   target ≤ 100 ms: \(readyDeferred.map { check($0.milliseconds <= 100) } ?? "–")",
             "exec → READY=1, shipped defaults        \(time(readyDefault))   target ≤ 100 ms: \(readyDefault.map { check($0.milliseconds <= 100) } ?? "–")\(backupPendingFirst == true ? " (backup pending as the first task)" : "")",
@@ -126,11 +136,18 @@ struct UpgradeResults {
             "then FinishDeferred(reclaim): vacuum    \(time(reclaim))   (left to the scheduler's idle turns by default; the CLI gives no space back)",
             "FinishDeferred, shipped defaults        \(time(finishDefault))   of which the online backup \(time(backup))",
         ]
-        for task in finishTasks { lines.append("    \(String(format: "%9.1f ms", task.ms))  \(task.summary)") }
+        if !finishTasks.isEmpty {
+            lines.append("    task time (ms): all = holding the writer + waiting for it + cost delay + the rest; of all, waiting for a core")
+        }
+        for task in finishTasks {
+            func ms(_ key: String) -> String { task.spent[key].map { String(format: "%6.0f", $0) } ?? "     –" }
+            let rest = task.ms - ["held", "writer_wait", "paused"].reduce(0) { $0 + (task.spent[$1] ?? 0) }
+            lines.append("    \(String(format: "%7.0f", task.ms)) = \(ms("held")) + \(ms("writer_wait")) + \(ms("paused")) + \(String(format: "%6.0f", max(0, rest))); core \(ms("core_wait"))  \(task.summary.prefix(60))")
+        }
         if let spent = finishTimeSpent {
             func ms(_ key: String) -> String { spent[key].map { String(format: "%.0f ms", $0) } ?? "–" }
             lines.append("    where FinishDeferred's time went: holding the writer \(ms("held")), waiting for it \(ms("writer_wait")), "
-                         + "cost delay \(ms("paused")), outside the lock \(ms("other"))")
+                         + "cost delay \(ms("paused")), outside the lock \(ms("other")); the work's thread waited for a core \(ms("core_wait"))")
         }
         for verify in verifyTimes {
             let share = finish.map { verify.ms / $0.milliseconds * 100 } ?? 0
@@ -141,6 +158,7 @@ struct UpgradeResults {
         }
         if !lockHolds.isEmpty {
             lines.append("    longest write-lock hold per step: " + lockHolds.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))
+            lines.append("    longest possible client wait per step: " + clientWaits.map { String(format: "%@ %.1f ms", $0.step, $0.ms) }.joined(separator: ", "))
         }
         lines += [
             "",

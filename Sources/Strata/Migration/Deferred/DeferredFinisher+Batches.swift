@@ -31,11 +31,11 @@ extension DeferredFinisher {
             let outcome: BatchOutcome
             do {
                 outcome = try body(step.counters.batchSize)
-            } catch is BatchInterrupter.Overrun {
+            } catch is StepAside.Overrun {
                 overran(step)
                 guard await pause() else { return false }
                 continue
-            } catch is BatchInterrupter.Yielded {
+            } catch is StepAside.Yielded {
                 gaveWay(step)
                 continue
             }
@@ -47,59 +47,33 @@ extension DeferredFinisher {
         }
     }
 
-    // MARK: - Idle batches
+    // MARK: - Idle batches (the decision is ``StepAside``'s)
 
-    /// Picks the next batch's budget: ``FinishOptions/idleBatchBudget`` while no client call
-    /// is in flight (``FinishOptions/clientsActive``) and none was for a while
-    /// (``FinishOptions/clientsQuiet``, ``quietNeeded``), nor any other process's commit
-    /// (``noteExternalWrites(_:)``), ``FinishOptions/batchBudget`` otherwise. A change of
-    /// budget rescales the batch size by the ratio of the budgets at once, so that the first
-    /// batch after a client's arrival is sized for the normal budget. A batch that is `counted`
-    /// (a write batch) adds to ``FinishReport/idleBatches`` when it begins idle; a verify batch
-    /// (a read snapshot, not one of ``FinishReport/batches``) does not.
+    /// Picks the next batch's budget (``StepAside/beginBatch(counted:lookForOtherWriters:)``)
+    /// and, when it changed, rescales the batch size by the ratio of the budgets at once, so
+    /// that the first batch after a client's arrival is sized for the normal budget. A batch
+    /// that is `counted` (a write batch) adds to ``FinishReport/idleBatches`` when it begins
+    /// idle; a verify batch (a read snapshot, not one of ``FinishReport/batches``) does not.
     func beginBatch(_ step: TaskStep, counted: Bool = true) {
-        var idle = false
-        if let active = options.clientsActive, !active() {
-            let needed = quietNeeded
-            idle = options.clientsQuiet.map { $0() >= needed } ?? true
-            if idle {
-                // Another process may have committed since the last batch: look now, on the
-                // writer, so that this batch is not idle if it did.
-                store.database.writeWithoutTransaction { db in noteExternalWrites(db) }
-                idle = pacing.externalWrite.map { ContinuousClock.now - $0 >= needed } ?? true
-            }
-        }
-        if idle, counted { pacing.idleBatches += 1 }
-        guard idle != pacing.idle else { return }
-        let ratio = options.batchBudget / options.idleBatchBudget
-        let scale = idle ? 1 / ratio : ratio
-        step.counters.batchSize = min(Counters.maxBatchSize, max(16, Int(Double(step.counters.batchSize) * scale)))
-        pacing.idle = idle
+        // Another process may have committed since the last batch: looked for on the writer.
+        let scale = stepAside.beginBatch(counted: counted) { store.database.writeWithoutTransaction { db in noteExternalWrites(db) } }
+        if let scale { rescale(step, by: scale) }
     }
 
-    /// The budget of the batch in flight.
-    var currentBudget: Duration { pacing.idle ? options.idleBatchBudget : options.batchBudget }
-
-    /// How long the clients must have been quiet before the next idle batch: one idle budget,
-    /// doubled by each idle batch that gave way, halved by each that ran to its end.
-    var quietNeeded: Duration { pacing.quietNeeded ?? options.idleBatchBudget }
+    /// The budget of the batch in flight (``StepAside/budget``).
+    var currentBudget: Duration { stepAside.budget }
 
     /// After an idle batch that ran to its end: the wait for the next one shrinks back.
-    func completedIdleBatch() {
-        guard pacing.idle, let needed = pacing.quietNeeded else { return }
-        pacing.quietNeeded = needed / 2 <= options.idleBatchBudget ? nil : needed / 2
-    }
+    func completedIdleBatch() { stepAside.completedIdleBatch() }
 
     /// After an idle batch that gave way to a client (rolled back): the next batch runs with
     /// the normal budget, sized for it, and the next idle batch waits for twice the quiet.
     func gaveWay(_ step: TaskStep) {
-        pacing.yielded += 1
-        pacing.quietNeeded = min(quietNeeded * 2, options.idleBatchBudget * 32)
-        if pacing.idle {
-            pacing.idle = false
-            let ratio = options.batchBudget / options.idleBatchBudget
-            step.counters.batchSize = max(16, Int(Double(step.counters.batchSize) * ratio))
-        }
+        if let scale = stepAside.gaveWay() { rescale(step, by: scale) }
         store.logger.debug("an idle batch gave way to a client call and was rolled back", metadata: ["strata.task": "\(step.id)"])
+    }
+
+    private func rescale(_ step: TaskStep, by scale: Double) {
+        step.counters.batchSize = min(Counters.maxBatchSize, max(16, Int(Double(step.counters.batchSize) * scale)))
     }
 }

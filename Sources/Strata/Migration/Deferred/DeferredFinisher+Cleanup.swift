@@ -179,21 +179,22 @@ extension DeferredFinisher {
     /// at 150 ms held the write lock 159.2 ms (1.53M rows); with 3, 112.6 ms (1.07M rows).
     static let dropSpeedup = 3.0
 
-    /// The rows left in `table` when a `DROP TABLE` of all of them is predicted to take at most
-    /// 60% of the batch's budget (the target ``adapt(_:elapsed:limit:)`` sizes batches for) and
-    /// its pages (all but a few) lie below the file's final size. Nil before the task has
+    /// The rows left in `table` when a `DROP TABLE` of all of them is predicted to fit what no
+    /// check can cut short (``StepAside/fitsUninterruptibly(_:)``: one `batch_budget`, idle
+    /// batch or not; the prediction errs long, see ``dropSpeedup``) and its pages (all but a
+    /// few) lie below the file's final size. Nil before the task has
     /// deleted a batch (no rate yet), for a `WITHOUT ROWID` table (a retired index: no cheap
     /// bound on its rows), while either does not hold, or when a read fails (the rows are
     /// then deleted a batch at a time, as without this step).
     ///
     /// - **Time**: the task's own measured time per deleted row (``Counters/secondsPerRow``)
     ///   over ``dropSpeedup``, times a bound on the rows left, `max(rowid) − min(rowid) + 1`
-    ///   (two O(log n) seeks on a reader; never fewer than the rows). With the shipped budgets,
-    ///   an idle batch (250 ms) takes the rest once it is down to about a million rows of the
-    ///   benchmark's table; a 5 ms batch only the last few batches' worth. The statement
-    ///   cannot be interrupted, so this is the one step of an idle batch that a client's
-    ///   arrival does not cut short (a fixed 50 ms bound instead left the gain at 4M rows to
-    ///   nothing: docs/Benchmarks.md).
+    ///   (two O(log n) seeks on a reader; never fewer than the rows). The statement cannot be
+    ///   interrupted — SQLite frees the pages in one instruction — so a client that arrives
+    ///   during it waits for all of it: with the shipped 5 ms budget it takes the last few
+    ///   batches' worth of rows, in an idle batch as in a normal one. (Until issue 44 an idle
+    ///   batch took up to 60 % of its own 250 ms budget here, about the last million rows of
+    ///   the benchmark's table: a client arriving then waited up to 120 ms.)
     /// - **Place**: `DROP TABLE` frees pages in rowid order, so the rest's last pages head
     ///   SQLite's last-in-first-out freelist, and any above the file's final size make the
     ///   vacuum after it search past them for every page it moves (see
@@ -210,7 +211,7 @@ extension DeferredFinisher {
     func restFitsOneDrop(_ table: String, deleted: Int64, step: TaskStep) -> Int64? {
         guard let perRow = step.counters.secondsPerRow, deleted >= step.counters.dropCheckAfter else { return nil }
         let bound: Int64? = try? store.database.read { db in try TableStatistics.rowidSpan(table, db) }
-        guard let bound, Double(bound) * perRow / Self.dropSpeedup <= 0.6 * currentBudget.seconds else { return nil }
+        guard let bound, stepAside.fitsUninterruptibly(.seconds(Double(bound) * perRow / Self.dropSpeedup)) else { return nil }
         let pages: (above: Int64, count: Int64, finalSize: Int64)? = try? store.database.read { db in
             // One pass: each page's number, 0 for an interior page.
             let numbers = try Int64.fetchAll(db, sql: "SELECT CASE WHEN pagetype = 'internal' THEN 0 ELSE pageno END FROM dbstat WHERE name = ? AND schema = 'main'",
@@ -234,8 +235,7 @@ extension DeferredFinisher {
     /// Drops the rest of `table` (at most `rows` rows) in one `DROP TABLE`, with the task's
     /// completion, in one transaction that a client's arrival does not interrupt: an
     /// interrupt after SQLite had freed the pages would roll all of it back. A client that
-    /// arrives meanwhile waits for it (predicted within the batch's budget), and the next
-    /// idle batch waits for twice the quiet, as after an idle batch that gave way.
+    /// arrives meanwhile waits for it (predicted within ``StepAside/uninterruptibleBudget``).
     private func dropRest(_ table: String, rows: Int64, step: TaskStep) throws {
         let started = ContinuousClock.now
         try writer("drop rest at once") { db in
@@ -244,9 +244,6 @@ extension DeferredFinisher {
                 FaultInjection.point("drop.at-once")
                 try DeferredLedger.complete(id: step.id, in: db)
             } } }
-        }
-        if pacing.idle, options.clientsActive?() == true {
-            pacing.quietNeeded = min(quietNeeded * 2, options.idleBatchBudget * 32)
         }
         store.logger.debug("dropped the rest of the table in one statement", metadata: [
             "strata.task": "\(step.id)", "strata.table": "\(table)", "strata.rows": "\(rows)",
@@ -281,6 +278,12 @@ extension DeferredFinisher {
     /// Pages one `PRAGMA incremental_vacuum(N)` statement of a vacuum batch moves at most: the
     /// batch checks its time between two such steps.
     static let vacuumStep = 64
+    /// Pages the first step of a run moves: the steps double from there while they are fast
+    /// (``vacuumStepPages(after:pages:target:)``). A step that moves pages into free slots
+    /// below the file's final size searches the freelist for each, and where a dropped table's
+    /// pages lie in it that search is long: a first step of 64 pages held the write lock 14.5 ms
+    /// at 1M rows (issue 44).
+    static let firstVacuumStep = 8
 
     /// The pages of the next vacuum step, after one of `pages` pages that took `took`: halved
     /// while a step takes more than half of the batch's `target` (a step cannot be interrupted:
@@ -306,17 +309,36 @@ extension DeferredFinisher {
     func runVacuum(_ step: TaskStep) async throws -> Bool {
         step.counters.batchSize = 128   // pages, at most, in the first batch (then adapted)
         return try await runBatches(step, limit: 8192, between: "vacuum.between-batches") { pages in
-            let more = try vacuumBatch(pages: pages, step: step)
+            let more = try vacuumBatch(pages: min(pages, vacuumPagesFittingACommit), step: step)
             return BatchOutcome(rows: 0, rowsDone: 0, done: !more, reportsDone: !more)
         }
     }
+
+    /// The most pages one vacuum batch may move so that its commit fits what no check can cut
+    /// short (``StepAside/uninterruptibleTarget``), at the commit time per moved page the
+    /// batches measured, and never less than ``vacuumCommitPerPageFloor``. A vacuum's commit
+    /// writes every page it moved (they are not spilled to the WAL before it, as a copy's are):
+    /// about 2.5 µs a page here, so 3,840 pages took 9–10 ms and an idle batch of several
+    /// thousand 12–22 ms (issue 44).
+    var vacuumPagesFittingACommit: Int {
+        let perPage = max(pacing.vacuumCommitPerPage ?? .zero, Self.vacuumCommitPerPageFloor)
+        return max(64, Int(stepAside.uninterruptibleTarget / perPage))
+    }
+
+    /// The least a moved page is assumed to cost at the vacuum's commit. The first batches only
+    /// cut free pages off the end of the file and commit almost nothing; the first batch that
+    /// moves live pages would otherwise be sized by their rate (2.5 µs a page measured here).
+    static let vacuumCommitPerPageFloor = Duration.microseconds(2)
 
     /// Frees up to `pages` pages, in steps of ``vacuumStep`` until 60% of the budget is spent;
     /// returns whether free pages remain.
     private func vacuumBatch(pages: Int, step: TaskStep) throws -> Bool {
         let id = step.id
         let target = currentBudget * 0.6
-        return try writer { db in
+        // A step cannot be interrupted: its size is what no check can cut short, idle or not.
+        let stepTarget = stepAside.uninterruptibleTarget
+        pacing.vacuumPagesMoved = 0
+        let more = try writer { db in
             try inBatchTransaction(step.session, db, interruptible: true) {
                 // Without auto_vacuum, `PRAGMA incremental_vacuum` does nothing (a store made
                 // elsewhere): its free pages stay in the file for reuse, as SQLite keeps them.
@@ -334,17 +356,27 @@ extension DeferredFinisher {
                 repeat {
                     // A step is a few VM instructions, too few for SQLite's progress handler:
                     // a client's arrival, a stop or an overrun is checked between steps.
-                    if moved > 0 { try step.session.interrupter?.checkBetweenStatements() }
+                    if moved > 0 { try stepAside.checkBetweenStatements() }
                     let n = min(pacing.vacuumStep, pages - moved)
                     let stepStart = ContinuousClock.now
                     try db.execute(sql: "PRAGMA incremental_vacuum(\(n))")
-                    pacing.vacuumStep = Self.vacuumStepPages(after: ContinuousClock.now - stepStart, pages: n, target: target)
+                    pacing.vacuumStep = Self.vacuumStepPages(after: ContinuousClock.now - stepStart, pages: n, target: stepTarget)
                     moved += n
                     free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
                 } while free > 0 && moved < pages && ContinuousClock.now - start < target
                 if free == 0 { try DeferredLedger.complete(id: id, in: db) }
+                pacing.vacuumPagesMoved = moved
                 return free > 0
             }
         }
+        // The commit's time per moved page: taken at once when it grows (the first batches only
+        // cut free pages off the file's end and commit almost nothing; moving live pages costs
+        // far more), let down slowly when it shrinks (one stalled commit does not shrink the
+        // batches for long either way).
+        if pacing.vacuumPagesMoved >= 16, let commit = lastCommit.value {
+            let measured = commit / pacing.vacuumPagesMoved
+            pacing.vacuumCommitPerPage = pacing.vacuumCommitPerPage.map { measured > $0 ? measured : $0 * 0.7 + measured * 0.3 } ?? measured
+        }
+        return more
     }
 }

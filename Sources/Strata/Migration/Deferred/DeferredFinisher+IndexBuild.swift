@@ -83,29 +83,39 @@ extension DeferredFinisher {
     /// fits in its time limit; an index that does not is rolled back at the limit.
     static let atOnceRowsPerSecond = 2_500_000.0
     /// The sorter's memory during an index built at once (`PRAGMA cache_size` in KiB): SQLite
-    /// sorts that much at a time without reaching its progress handler, so it bounds how long
-    /// an arriving client waits for the build to give way (6 ms measured at 1M rows, 23 ms at
-    /// 4M, where the merge of the sorted pieces begins; 68 ms with the finisher's 64 MiB).
-    static let atOnceSorterKiB = 2000
+    /// sorts that much at a time and writes it to a temporary file without reaching its
+    /// progress handler (Python's `sqlite3` on the benchmark's 1M and 4M rows, the longest of
+    /// these stretches: 7–10 ms with 2,000 KiB, 3.5–6 ms with 500 KiB, 3–5.6 ms with 250 KiB).
+    static let atOnceSorterKiB = 256
+    /// How long SQLite's sorter sets up the merge of the pieces it wrote, per row of the table:
+    /// one step that no progress handler reaches, at the turn from sorting to building, that
+    /// grows with the table (8 ms at 1M rows, 24–39 ms at 4M, whatever the sorter's memory or
+    /// `PRAGMA threads`, which only adds a wait for its threads there). A client arriving then
+    /// waits for it, so an index is built at once only when this fits what no check may cut
+    /// short (``StepAside/fitsUninterruptibly(_:)``): about 625,000 rows with the shipped 5 ms
+    /// (measured through stratad at 1M rows: 8.2–8.4 ms).
+    static let atOnceMergeSetupPerRow = Duration.nanoseconds(8)
 
     /// Builds `index` with SQLite's own `CREATE INDEX`, in one idle batch: one sort, one
     /// pass, about the time the sqlite3 CLI takes, instead of the sorted build's runs and
     /// merges. Only while nobody calls the store (the batch begins as an idle batch would:
     /// ``beginBatch(_:)``) and only when the table's estimated rows fit in
-    /// ``atOnceBudgets`` idle budgets; a client's arrival aborts it (SQLite's progress handler,
+    /// ``atOnceBudgets`` idle budgets and the sorter's setup of its merge fits what no check
+    /// may cut short (``atOnceMergeSetupPerRow``); a client's arrival aborts it (SQLite's progress handler,
     /// with the sorter's memory bounded by ``atOnceSorterKiB`` so that the handler is reached
     /// often), and so do a stop and the time limit. Whatever ends it early rolls it back, and
     /// the build goes on in bounded steps (``beginSortedBuild``); a stop is rethrown as any
     /// batch's is. Returns whether the index was built.
     private func buildIndexAtOnce(_ index: IndexLayout, on table: String, as name: String, state: inout DeferredLedger.Progress,
                                   step: TaskStep, adopted: (inout DeferredLedger.Progress, Database) throws -> Void) async throws -> Bool {
-        guard options.idleBatchBudget > options.batchBudget, options.clientsActive != nil, step.session.interrupter != nil else { return false }
+        guard options.idleBatchBudget > options.batchBudget, stepAside.watchesClients else { return false }
         let limit = options.idleBatchBudget * Self.atOnceBudgets
         let rows = try await store.database.read { db in try TableStatistics.estimatedRows(table, db) }
-        guard Double(rows) <= Self.atOnceRowsPerSecond * limit.seconds else { return false }
+        guard Double(rows) <= Self.atOnceRowsPerSecond * limit.seconds,
+              stepAside.fitsUninterruptibly(Self.atOnceMergeSetupPerRow * Int(clamping: rows)) else { return false }
         guard await mayContinue() else { return false }
         beginBatch(step)
-        guard pacing.idle else { return false }
+        guard stepAside.isIdle else { return false }
         let started = ContinuousClock.now
         var next = state
         do {
@@ -121,18 +131,18 @@ extension DeferredFinisher {
                     try DeferredLedger.saveProgress(next, id: step.id, in: db)
                 }
             }
-        } catch is BatchInterrupter.Yielded {
+        } catch is StepAside.Yielded {
             gaveWay(step)
             store.logger.info("building index \(index.name) at once gave way to a client; it goes on in bounded steps", metadata: [
                 "strata.table": "\(table)", "strata.ms": "\(Self.milliseconds(ContinuousClock.now - started))",
             ])
             return false
-        } catch is BatchInterrupter.Overrun {
+        } catch is StepAside.Overrun {
             store.logger.info("building index \(index.name) at once ran past \(Self.milliseconds(limit)) ms and was rolled back; it goes on in bounded steps", metadata: [
                 "strata.table": "\(table)", "strata.rows": "\(rows)",
             ])
             return false
-        } catch where step.session.interrupter?.caused(error) == true {
+        } catch where stepAside.caused(error) {
             throw error
         } catch {
             // A unique key that does not hold, no room for the sorter's files, …: the bounded

@@ -76,10 +76,8 @@ extension DeferredFinisher {
             (try ShadowVerifier.applies(rewrite, keyColumn: keyColumn, conflictKey: conflictKey, in: db), try ShadowVerifier.verifiedKey(rewrite, in: db))
         }
         guard applies else { return nil }
-        let requested = requestedOptions
-        let pacing = ShadowVerifier.Pacing(current: {
-            Self.livePacing(requested) ?? FinishPacing(batchBudget: requested.batchBudget, pauseBetweenBatches: requested.pauseBetweenBatches)
-        }, shouldContinue: requested.shouldContinue)
+        let stepAside = self.stepAside
+        let pacing = ShadowVerifier.Pacing(current: { stepAside.pacing }, shouldContinue: { stepAside.mayGoOn() })
         let after = [state.verifiedKey, checked].compactMap { $0 }.max()
         return ShadowVerifier(store: store, rewrite: rewrite, keyColumn: keyColumn, after: after, synchronous: step.session.synchronous, pacing: pacing)
     }

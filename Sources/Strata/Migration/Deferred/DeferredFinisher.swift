@@ -48,7 +48,10 @@ struct DeferredFinisher {
     /// The longest hold of the write lock by each step of the run (``writer(_:_:)``).
     let lockHolds = LockHolds()
     /// The points of the hold in flight at which a client's arrival would end it.
-    let arrivals = ArrivalChecks()
+    let arrivals: ArrivalChecks
+    /// The one place that decides whether the work goes on or gives way, and how long its
+    /// next unit may hold the write lock (``StepAside``).
+    let stepAside: StepAside
 
     final class Counters {
         var rows: Int64 = 0
@@ -77,26 +80,12 @@ struct DeferredFinisher {
         var lastBatch: Duration = .zero
         /// Cost delay slept so far.
         var paused: Duration = .zero
-        /// The pacing taken from ``FinishOptions/livePacing`` (nil: the options' own).
-        var current: FinishPacing?
-        /// The batch in flight is an idle batch: no client call was in flight when it began,
-        /// nor recently (``FinishOptions/clientsActive``, ``FinishOptions/clientsQuiet``), so it
-        /// has ``FinishOptions/idleBatchBudget``.
-        var idle = false
-        /// Batches begun as idle batches.
-        var idleBatches = 0
-        /// How long the clients must have been quiet before an idle batch begins (nil: one
-        /// ``FinishOptions/idleBatchBudget``); see ``FinishOptions/clientsQuiet``.
-        var quietNeeded: Duration?
-        /// The writer's `PRAGMA data_version` when it last looked (``noteExternalWrites(_:)``).
-        var dataVersion: Int?
-        /// When the writer last saw it change: another connection (another process) had
-        /// committed to the store.
-        var externalWrite: ContinuousClock.Instant?
-        /// Idle batches that gave way to a client.
-        var yielded = 0
         /// Pages one `PRAGMA incremental_vacuum(N)` step moves (see ``vacuumStepPages(after:pages:target:)``).
-        var vacuumStep = DeferredFinisher.vacuumStep
+        var vacuumStep = DeferredFinisher.firstVacuumStep
+        /// Pages the last vacuum batch moved, and its commit's time per page
+        /// (``vacuumPagesFittingACommit``).
+        var vacuumPagesMoved = 0
+        var vacuumCommitPerPage: Duration?
         /// How long the batch in flight waited for the writer connection (a client's call
         /// before it in the writer's queue): not the batch's work, not counted in its time.
         var writerWait: Duration = .zero
@@ -105,6 +94,9 @@ struct DeferredFinisher {
         /// time went (``FinishReport/lockHeldSeconds``).
         var totalHeld: Duration = .zero
         var totalWriterWait: Duration = .zero
+        /// The work's thread waiting for a core (``ThreadSchedule``), over the run: nil where
+        /// the kernel does not say.
+        var totalCoreWait: Duration?
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -114,7 +106,6 @@ struct DeferredFinisher {
         var checkpointer: WALCheckpointer?
         /// Whether the run finished the last task of the ledger (its WAL may then be given back).
         var completed = false
-        var interrupter: BatchInterrupter?
         /// The next batch runs without a time limit (the last one overran at the smallest size:
         /// it must make progress).
         var unlimitedNext = false
@@ -137,16 +128,20 @@ struct DeferredFinisher {
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
             let heldBefore = pacing.totalHeld, waitBefore = pacing.totalWriterWait, pausedBefore = pacing.paused
+            let scheduleBefore = ThreadSchedule.current()
             let finished: Bool
             do {
                 finished = try await runTask(entry, index: index, of: total, counters: counters, session: session)
-            } catch where session.interrupter?.caused(error) == true {
+            } catch where stepAside.caused(error) {
                 // A stop interrupted a batch: it was rolled back; the ledger has the progress before it.
                 finished = false
             }
             let took = ContinuousClock.now - taskStart
+            // The task ran on this thread (the work's own, or the caller's): its wait for a core.
+            let coreWait = scheduleBefore.flatMap { before in ThreadSchedule.current()?.waited(since: before) }
+            if let coreWait { pacing.totalCoreWait = (pacing.totalCoreWait ?? .zero) + coreWait }
             var metadata = timeSpentMetadata(held: pacing.totalHeld - heldBefore, writerWait: pacing.totalWriterWait - waitBefore,
-                                             paused: pacing.paused - pausedBefore)
+                                             paused: pacing.paused - pausedBefore, coreWait: coreWait)
             metadata.merge([
                 "strata.task": "\(entry.task.id)", "strata.kind": "\(entry.task.kind.rawValue)",
                 "strata.ms": "\(Self.milliseconds(took))",
@@ -170,9 +165,10 @@ struct DeferredFinisher {
         report.pauseSeconds = pacing.paused.seconds
         report.lockHeldSeconds = pacing.totalHeld.seconds
         report.writerWaitSeconds = pacing.totalWriterWait.seconds
+        report.coreWaitSeconds = pacing.totalCoreWait?.seconds
         logTimeSpent(report)
-        report.batchesYielded = pacing.yielded
-        report.idleBatches = pacing.idleBatches
+        report.batchesYielded = stepAside.yielded
+        report.idleBatches = stepAside.idleBatches
         report.longestLockHolds = lockHolds.milliseconds
         report.longestClientWaits = lockHolds.waitMilliseconds
         logLockHolds()
@@ -192,10 +188,17 @@ struct DeferredFinisher {
 
     // MARK: - Session
 
-    /// A larger page cache for the writer (copies touch many pages) and checkpoints moved off
-    /// the writer (``WALCheckpointer``), for the run.
-    /// The writer's page cache while deferred work runs (`PRAGMA cache_size` in KiB).
-    static let cacheKiB = 65536
+    /// The writer's page cache while deferred work runs (`PRAGMA cache_size` in KiB), and
+    /// checkpoints moved off the writer (``WALCheckpointer``), for the run.
+    ///
+    /// The cache bounds what a batch's commit writes — a commit cannot be interrupted, so a
+    /// client that arrives during it waits for all of it (``StepAside``). A batch that dirties
+    /// more pages than the cache holds spills the oldest to the WAL as it goes (inside its
+    /// statements, between two checks), and its commit writes only what is left: with 2 MiB,
+    /// an idle copy batch of 32,768 rows commits in 1.7–2.0 ms, with the 64 MiB of earlier
+    /// releases in 7.4–8.9 ms (10–47 ms through stratad at 1M and 4M rows), with no loss of
+    /// speed (docs/Benchmarks.md, issue 44). It is SQLite's default size.
+    static let cacheKiB = 2048
 
     private func beginSession() throws -> Session {
         let session = Session()
@@ -206,7 +209,6 @@ struct DeferredFinisher {
         }
         // A replicated store's checkpoints are its replicator's (WALCheckpointing.external).
         if store.options.walCheckpointing == .strata { session.checkpointer = try? WALCheckpointer(store: store) }
-        session.interrupter = BatchInterrupter(options.interruptRequested, arrivals: arrivals)
         removeStaleSortBuffers()
         return session
     }
@@ -248,8 +250,9 @@ struct DeferredFinisher {
     /// from the ledger, which is in the same transaction; the next client commit with the
     /// store's own setting syncs it).
     ///
-    /// An `interruptible` batch is aborted (rolled back) when ``FinishOptions/interruptRequested``
-    /// says so while it runs (see ``BatchInterrupter``); the steps that change the schema are not.
+    /// An `interruptible` batch is aborted (rolled back) when ``StepAside`` says so while it
+    /// runs (a stop, its time limit, a client's arrival during an idle batch); the steps that
+    /// change the schema are not.
     func batch<T>(_ session: Session, interruptible: Bool = false, _ label: String = #function, _ body: (Database) throws -> T) throws -> T {
         try writer(label) { db in
             try inBatchTransaction(session, db, interruptible: interruptible) { try body(db) }
@@ -287,9 +290,8 @@ struct DeferredFinisher {
             lastCommit.value = ContinuousClock.now - commitStart
             return result
         }
-        if interruptible, let interrupter = session.interrupter {
-            return try interrupter.guarding(db, limit: session.unlimitedNext ? nil : limit ?? currentBudget * 1.5,
-                                            yieldIf: pacing.idle ? options.clientsActive : nil) { disarm in try run(disarm) }
+        if interruptible {
+            return try stepAside.guarding(db, limit: session.unlimitedNext ? nil : limit ?? currentBudget * 1.5) { disarm in try run(disarm) }
         }
         return try run {}
     }
@@ -301,20 +303,20 @@ struct DeferredFinisher {
     /// and at the start of every batch; idle batches wait for the same quiet spell after
     /// another process's commit as after a client's call.
     func noteExternalWrites(_ db: Database) {
-        guard options.clientsActive != nil,
+        guard stepAside.watchesClients,
               let version = try? Int.fetchOne(db.cachedStatement(sql: "PRAGMA main.data_version")) else { return }
-        if let last = pacing.dataVersion, last != version { pacing.externalWrite = ContinuousClock.now }
-        pacing.dataVersion = version
+        stepAside.noteDataVersion(version)
     }
 
     /// Runs `body` on the store's writer connection, noting in the log any hold of the write
     /// lock over twice the batch budget (with the step that took it): none is expected.
     func writer<T>(_ label: String = #function, _ body: (Database) throws -> T) throws -> T {
-        var held = Duration.zero, wait = Duration.zero
+        var held = Duration.zero
+        var stretch = ArrivalChecks.Stretch(wait: .zero, from: .zero, to: .zero, checks: 0)
         lastCommit.value = nil
         let step = Self.stepName(label)
         // Recorded on a throw too: a batch rolled back after its time limit held the lock as long.
-        defer { lockHolds.record(held, wait: wait, step: step) }
+        defer { lockHolds.record(held, wait: stretch.wait, step: step) }
         let requested = ContinuousClock.now
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
@@ -324,10 +326,22 @@ struct DeferredFinisher {
             defer {
                 let end = ContinuousClock.now
                 held = end - start
-                wait = arrivals.end(at: end)
+                stretch = arrivals.end(at: end)
                 pacing.totalHeld += held
             }
             return try body(db)
+        }
+        if stretch.wait > stepAside.pacing.batchBudget * 2 {
+            // The promise (StepAside): a client waits about one batch budget behind any step.
+            var metadata: Logger.Metadata = [
+                "strata.step": "\(step)", "strata.wait_ms": "\(String(format: "%.1f", stretch.wait.milliseconds))",
+                "strata.from_ms": "\(String(format: "%.1f", stretch.from.milliseconds))", "strata.to_ms": "\(String(format: "%.1f", stretch.to.milliseconds))",
+                "strata.held_ms": "\(String(format: "%.1f", held.milliseconds))", "strata.checks": "\(stretch.checks)",
+                "strata.budget_ms": "\(Int(stepAside.pacing.batchBudget.milliseconds))",
+            ]
+            if let commit = lastCommit.value { metadata["strata.commit_ms"] = "\(String(format: "%.1f", commit.milliseconds))" }
+            LogThrottle.deferredWork.log(store.logger, level: .info, "a client arriving at the worst moment would have waited longer than the batch budget",
+                                         key: "\(store.url.path)|wait|\(step)", metadata: metadata)
         }
         if held > currentBudget * 2 {
             var metadata: Logger.Metadata = [
@@ -346,9 +360,10 @@ struct DeferredFinisher {
 
     // MARK: - Scheduling
 
+    /// Whether the work goes on (``StepAside/mayGoOn()``), with the pacing in force refreshed.
     func mayContinue() async -> Bool {
         refreshPacing()
-        return !Task.isCancelled && options.shouldContinue()
+        return stepAside.mayGoOn()
     }
 
     /// The cost delay after a batch, in the manner of PostgreSQL's autovacuum:
@@ -477,11 +492,12 @@ struct DeferredFinisher {
 
     /// Between two batches: one step of cutting back a WAL that restarted after growing
     /// (``WALTrimmer``), when the file has a tail to cut. It holds the write lock for about
-    /// half a batch budget (the log's "trim WAL" step).
+    /// half the normal batch budget (the log's "trim WAL" step), idle batch or not.
     func trimWALIfDue(_ session: Session) {
         guard session.checkpointer != nil, store.walTrimmer.hasTail else { return }
         do {
-            _ = try writer("trim WAL") { db in try store.walTrimmer.step(db, budget: currentBudget, restart: false) }
+            // An ftruncate cannot be interrupted: sized for the normal budget, idle batch or not.
+            _ = try writer("trim WAL") { db in try store.walTrimmer.step(db, budget: stepAside.pacing.batchBudget, restart: false) }
         } catch {
             store.logger.debug("cutting the WAL back failed; tried again after the next batch", metadata: ["strata.error": "\(error)"])
         }

@@ -29,6 +29,10 @@ public struct FinishReport: Sendable, Hashable, Codable {
     /// ``pauseSeconds`` went to work outside the lock (sorting into the buffer, reads before a
     /// batch) and to the run's own scheduling.
     public var writerWaitSeconds: Double = 0
+    /// Time the work's thread was runnable but waited for a core (the kernel's scheduler
+    /// statistics), in seconds: part of ``lockHeldSeconds`` and of the rest, not beside them.
+    /// Nil where the kernel does not say (not Linux).
+    public var coreWaitSeconds: Double?
     /// Idle batches that gave way to a client's arrival (rolled back and run again at the
     /// normal size; see ``FinishOptions/clientsActive``).
     public var batchesYielded: Int = 0

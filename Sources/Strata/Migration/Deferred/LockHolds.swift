@@ -54,26 +54,50 @@ final class LockHolds {
 /// end. A hold with no such check (a normal batch, a schema change, a commit) counts whole.
 /// The progress handler runs on the writer's thread, the hold's begin and end too.
 final class ArrivalChecks: Sendable {
-    private let state = Mutex<(last: ContinuousClock.Instant?, worst: Duration)>((nil, .zero))
+    private let state = Mutex(State())
+
+    private struct State {
+        var start: ContinuousClock.Instant?
+        var last: ContinuousClock.Instant?
+        var worst = Duration.zero
+        var checks = 0
+        /// Where the longest stretch began and ended, from the hold's start.
+        var worstFrom = Duration.zero
+        var worstTo = Duration.zero
+    }
+
+    /// Where a hold's longest stretch without a check lay: from and to (since the hold began),
+    /// and how many checks the hold made (for the log of long waits).
+    struct Stretch: Sendable {
+        var wait: Duration
+        var from: Duration
+        var to: Duration
+        var checks: Int
+    }
 
     /// The hold begins.
-    func begin(at now: ContinuousClock.Instant = .now) { state.withLock { $0 = (now, .zero) } }
+    func begin(at now: ContinuousClock.Instant = .now) { state.withLock { $0 = State(start: now, last: now) } }
 
     /// A point at which a client's arrival would end the hold.
     func checked(at now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            guard let last = state.last else { return }
-            state.worst = max(state.worst, now - last)
+            guard let last = state.last, let start = state.start else { return }
+            state.checks += 1
+            if now - last > state.worst {
+                state.worst = now - last
+                state.worstFrom = last - start
+                state.worstTo = now - start
+            }
             state.last = now
         }
     }
 
     /// The hold ends: its longest stretch between two such points.
-    func end(at now: ContinuousClock.Instant = .now) -> Duration {
+    func end(at now: ContinuousClock.Instant = .now) -> Stretch {
         checked(at: now)
         return state.withLock { state in
-            defer { state = (nil, .zero) }
-            return state.worst
+            defer { state = State() }
+            return Stretch(wait: state.worst, from: state.worstFrom, to: state.worstTo, checks: state.checks - 1)
         }
     }
 }
@@ -90,10 +114,14 @@ extension DeferredFinisher {
     }
 
     /// Where time went (log metadata, ms): holding the writer, waiting for it behind other
-    /// calls, the cost delay. The run's line and each task's line both say it this way.
-    func timeSpentMetadata(held: Duration, writerWait: Duration, paused: Duration) -> Logger.Metadata {
-        ["strata.held_ms": "\(Self.milliseconds(held))", "strata.writer_wait_ms": "\(Self.milliseconds(writerWait))",
-         "strata.paused_ms": "\(Self.milliseconds(paused))"]
+    /// calls, the cost delay, and — where the kernel says (``ThreadSchedule``) — the work's
+    /// thread waiting for a core (part of the other three and of the rest, not beside them).
+    /// The run's line and each task's line both say it this way.
+    func timeSpentMetadata(held: Duration, writerWait: Duration, paused: Duration, coreWait: Duration?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["strata.held_ms": "\(Self.milliseconds(held))", "strata.writer_wait_ms": "\(Self.milliseconds(writerWait))",
+                                         "strata.paused_ms": "\(Self.milliseconds(paused))"]
+        if let coreWait { metadata["strata.core_wait_ms"] = "\(Self.milliseconds(coreWait))" }
+        return metadata
     }
 
     /// Where the run's time went, in one line: holding the writer, waiting for it behind
@@ -102,7 +130,7 @@ extension DeferredFinisher {
         guard report.batches > 0 else { return }
         let total = Duration.seconds(report.seconds)
         let other = max(.zero, total - pacing.totalHeld - pacing.totalWriterWait - pacing.paused)
-        var metadata = timeSpentMetadata(held: pacing.totalHeld, writerWait: pacing.totalWriterWait, paused: pacing.paused)
+        var metadata = timeSpentMetadata(held: pacing.totalHeld, writerWait: pacing.totalWriterWait, paused: pacing.paused, coreWait: pacing.totalCoreWait)
         metadata["strata.ms"] = "\(Self.milliseconds(total))"
         metadata["strata.other_ms"] = "\(Self.milliseconds(other))"
         metadata["strata.batches"] = "\(report.batches)"
