@@ -74,7 +74,6 @@ final class ShadowVerifier: Sendable {
     init(store: PersistentStore, rewrite: TableRewrite, keyColumn: String, after lower: Int64?, synchronous: Int, pacing: Pacing) {
         outcome.withLock { $0.verifiedKey = lower }
         let thread = Thread { [self] in
-            if let nice = ProcessInfo.processInfo.environment["STRATA_EXP_VERIFY_NICE"].flatMap({ Int32($0) }) { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
             run(store: store, rewrite: rewrite, keyColumn: keyColumn, after: lower, synchronous: synchronous, pacing: pacing)
             done.signal()
         }
