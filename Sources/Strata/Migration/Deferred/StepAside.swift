@@ -177,15 +177,15 @@ final class StepAside: Sendable {
         }
     }
 
-    /// After an idle batch that gave way to a client (rolled back), or a unit that a client
-    /// arrived during: the next batch is a normal one, and the next idle batch waits for twice
-    /// the quiet. Returns the factor by which to rescale the batch size (nil: it was normal).
+    /// After an idle batch that gave way to a client (rolled back): the next batch is a normal
+    /// one, and the next idle batch waits for twice the quiet. Returns the factor by which to
+    /// rescale the batch size (nil: it was normal).
     @discardableResult
-    func gaveWay(counted: Bool = true) -> Double? {
+    func gaveWay() -> Double? {
         let doubled = min(quietNeeded * 2, options.idleBatchBudget * 32)
         let ratio = pacing.batchBudget / options.idleBatchBudget
         return state.withLock { state in
-            if counted { state.yielded += 1 }
+            state.yielded += 1
             state.quietNeeded = doubled
             guard state.idle else { return nil }
             state.idle = false
