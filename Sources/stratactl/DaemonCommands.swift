@@ -139,6 +139,11 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
             old data dropped). The incremental vacuum that gives the old data's free pages back \
             to the file system is left to the scheduler's idle turns, as PostgreSQL leaves space \
             to autovacuum; --reclaim runs it in this request too.
+
+            On a replicated store (replication: in the daemon's configuration) a --now run is \
+            paced by the replica as the scheduler's turns are: when the next batch would take the \
+            replica's lag past replication.max_lag the run waits for Litestream to catch up, then \
+            goes on; the result says how long it waited. --ignore-lag goes on whatever the lag.
             """
     )
     @OptionGroup var options: DaemonOptions
@@ -147,13 +152,16 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run even if the scheduler is paused or the machine busy, with the forced run's cost delay (forced_pause_between_batches: none shipped, as a manual VACUUM).") var now = false
     @Flag(name: .customLong("if-idle"), help: "Run only if the scheduler allows it (the default; for timers).") var ifIdle = false
     @Flag(name: .long, help: "Give the free pages back in this run too (the incremental vacuum), instead of in the scheduler's idle turns.") var reclaim = false
+    @Flag(name: .customLong("ignore-lag"), help: "With --now on a replicated store: go on whatever the replica's lag (by default the run waits for it past replication.max_lag).") var ignoreLag = false
 
     func validate() throws {
         if now && ifIdle { throw ValidationError("--now and --if-idle contradict each other") }
+        if ignoreLag && !now { throw ValidationError("--ignore-lag goes with --now: a run without it waits for the scheduler, which holds the work while the replica is behind") }
     }
 
     func run() async throws {
-        let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil)
+        let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil,
+                                                               ignoreLag: ignoreLag ? true : nil)
         try await withAdmin(options) { admin in
             let bar = ProgressBar(enabled: wait && !options.json, output: .standardOutput, decilesOnly: false)
             // Ctrl-C leaves the work running in the daemon: say so, and how to get back to it.
@@ -186,6 +194,7 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                         line += " (the change is complete; \(pages) go back to the file system when the store is idle, or now with --reclaim)"
                     }
                     print(line)
+                    if let lag = result.replicaLag { print("\(result.store): replica: \(lag)") }
                 }
                 if failed { throw ExitStatus.failure }
             }

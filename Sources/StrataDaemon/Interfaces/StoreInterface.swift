@@ -22,14 +22,14 @@ public struct StoreInterface: VarlinkTableInterface {
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments,
                               sort: parameters.sort, limit: parameters.limit, offset: parameters.offset)
             return StrataStore.Fetch.Reply(objects: try await Self.run(try await registry.store(named: parameters.store), limits: limits,
-                                                                                throughContextOnly: true) { context in
+                                                                                lane: query.lane, throughContextOnly: true) { context in
                 try Self.fetch(query, in: context, maxObjects: maxObjects)
             })
         }
         table.on(StrataStore.Count.self) { parameters, _, _ in
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments)
             return StrataStore.Count.Reply(count: try await Self.run(try await registry.store(named: parameters.store), limits: limits,
-                                                                           throughContextOnly: true) { context in
+                                                                           lane: query.lane, throughContextOnly: true) { context in
                 Int64(try context.count(try query.request(counting: true, maxObjects: maxObjects)))
             })
         }
@@ -95,11 +95,12 @@ public struct StoreInterface: VarlinkTableInterface {
     /// `throughContextOnly`: `body` reaches the store only through the context's fetches,
     /// counts and saves, so the schema is checked in their transactions (the store's
     /// `TransactionGate`) instead of in a read of its own first.
-    static func run<T: Sendable>(_ hosted: HostedStore, limits: Limits, writer: Writer? = nil, throughContextOnly: Bool = false,
+    static func run<T: Sendable>(_ hosted: HostedStore, limits: Limits, writer: Writer? = nil, lane: HostedStore.Lane = .query,
+                                 throughContextOnly: Bool = false,
                                  _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
         let (timeout, limit) = callTimeout(of: hosted, limits: limits)
         do {
-            return try await hosted.perform(schemaCheckedByContexts: throughContextOnly) { store in
+            return try await hosted.perform(lane: lane, schemaCheckedByContexts: throughContextOnly) { store in
                 let context = ObjectContext(store: store)
                 context.deadline = CallDeadline(timeout: timeout, limit: limit)
                 if let writer {
@@ -144,7 +145,7 @@ public struct StoreInterface: VarlinkTableInterface {
 
     /// Applies one operation and saves; the object as saved (`{}` for a delete).
     private static func save(_ operation: ObjectOperation, on hosted: HostedStore, limits: Limits, writer: Writer) async throws -> JSONValue {
-        try await run(hosted, limits: limits, writer: writer, throughContextOnly: true) { context in
+        try await run(hosted, limits: limits, writer: writer, lane: .key, throughContextOnly: true) { context in
             let object = try operation.apply(in: context, index: nil)
             try context.save()
             return object?.replyValue ?? .object([:])
@@ -161,7 +162,7 @@ public struct StoreInterface: VarlinkTableInterface {
         let operations = try list.enumerated().map { index, operation in
             try ObjectOperation(operation.op, entity: operation.entity, id: operation.id, values: operation.values, index: index)
         }
-        return try await run(hosted, limits: limits, writer: writer, throughContextOnly: true) { context in
+        return try await run(hosted, limits: limits, writer: writer, lane: .key, throughContextOnly: true) { context in
             let objects = try operations.enumerated().map { index, operation in try operation.apply(in: context, index: index) }
             try context.save()
             // After the save, primary keys are permanent: render the objects now.
