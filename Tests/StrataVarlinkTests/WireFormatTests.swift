@@ -52,7 +52,7 @@ import Testing
     }
 
     static let skippedBytes = #"{"parameters":{"progress":null,"reason":"paused: python","results":[],"state":"skipped"}}"#
-    static let finishedBytes = #"{"parameters":{"progress":null,"reason":null,"results":[{"batches":4,"error":null,"freePages":null,"reclaimLeft":null,"rowsProcessed":120,"seconds":0.5,"stoppedEarly":false,"store":"fleet","tasksFinished":2,"tasksRemaining":0}],"state":"finished"}}"#
+    static let finishedBytes = #"{"parameters":{"progress":null,"reason":null,"results":[{"batches":4,"error":null,"freePages":null,"reclaimLeft":null,"replicaLag":null,"rowsProcessed":120,"seconds":0.5,"stoppedEarly":false,"store":"fleet","tasksFinished":2,"tasksRemaining":0}],"state":"finished"}}"#
 
     @Test func aFinishStateIsAString() throws {
         let skipped = StrataAdmin.FinishDeferred.Reply(state: .skipped, reason: "paused: python")
