@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+
+/// Batch deletes and updates by predicate, each one SQL statement over the store (Core Data's
+/// `NSBatchDeleteRequest` / `NSBatchUpdateRequest`), for the typed layer's
+/// `ModelContext.delete(model:where:)` and `update(model:where:set:)`.
+///
+/// Like Core Data's batch requests they bypass the context's objects: objects already
+/// registered keep the values they had (fetch again, or reset the context), and no delete
+/// rule runs. A batch delete is therefore refused, before anything is written, when a row of
+/// the entity may be referenced through storage a delete rule would have to maintain. Each
+/// batch records its changes in the change history like a save.
+extension ObjectContext {
+    /// Deletes every saved object matching `request` (its sort, limit and offset apply) in one
+    /// `DELETE … WHERE "_pk" IN (SELECT …)` statement; returns how many rows went.
+    ///
+    /// - Throws: ``ObjectContextError`` with code `deleteDenied` when the entity takes part in
+    ///   a relationship whose storage would keep dangling references (naming it);
+    ///   ``FetchPredicateError`` for a bad request; `store` for SQLite errors.
+    package func batchDelete(_ request: FetchRequest) throws -> Int {
+        guard let layout = storeLayout.entity(request.entityName) else {
+            throw ObjectContextError(.unknownEntity, "no entity '\(request.entityName)' in model '\(model.version)'", entity: request.entityName)
+        }
+        try checkBatchDeletable(request.entityName)
+        let keys = try FetchQuery.selectPrimaryKeys(request, layout: storeLayout)
+        let sql = "DELETE FROM \(quoteIdentifier(layout.table)) WHERE \"_pk\" IN (\(keys.sql)) RETURNING \"_pk\"\(layout.hasEntityColumn ? ", \"_entity\"" : "")"
+        return try runBatch(sql: sql, arguments: keys.arguments, entity: request.entityName, kind: .delete, properties: [])
+    }
+
+    /// Sets `values` (keypath → value: attributes and composite leaves) on every saved object
+    /// matching `request`, in one `UPDATE … WHERE "_pk" IN (SELECT …)` statement that also
+    /// bumps each row's optimistic-locking version; returns how many rows changed.
+    ///
+    /// - Throws: ``ObjectContextError`` (`unknownProperty`, `typeMismatch`, `missingValue` for
+    ///   nil in a non-optional attribute) before anything is written; `store` for SQLite errors.
+    package func batchUpdate(_ request: FetchRequest, values: [(keyPath: String, value: Value)]) throws -> Int {
+        guard let layout = storeLayout.entity(request.entityName) else {
+            throw ObjectContextError(.unknownEntity, "no entity '\(request.entityName)' in model '\(model.version)'", entity: request.entityName)
+        }
+        guard !values.isEmpty else { return 0 }
+        var assignments: [String] = []
+        var arguments: [Value] = []
+        for (keyPath, value) in values {
+            guard let column = layout.attributeColumns[keyPath] else {
+                throw ObjectContextError(.unknownProperty, "entity '\(request.entityName)' has no attribute '\(keyPath)' to update\(ManagedObject.suggestion(keyPath, in: Array(layout.attributeColumns.keys)))", entity: request.entityName, property: keyPath)
+            }
+            guard let coerced = value.coerced(to: column.attribute.type) else {
+                throw ObjectContextError(.typeMismatch, "\(value) (\(value.kindName)) is not a valid \(column.attribute.type.rawValue)", entity: request.entityName, property: keyPath)
+            }
+            if coerced.isNull, !column.attribute.isOptional {
+                throw ObjectContextError(.missingValue, "'\(keyPath)' is not optional; a batch update cannot set it to nil", entity: request.entityName, property: keyPath)
+            }
+            assignments.append("\(quoteIdentifier(column.column)) = ?")
+            arguments.append(coerced)
+        }
+        let keys = try FetchQuery.selectPrimaryKeys(request, layout: storeLayout)
+        let sql = "UPDATE \(quoteIdentifier(layout.table)) SET \(assignments.joined(separator: ", ")), \"_version\" = \"_version\" + 1 WHERE \"_pk\" IN (\(keys.sql)) RETURNING \"_pk\"\(layout.hasEntityColumn ? ", \"_entity\"" : "")"
+        let properties = Set(values.map { $0.keyPath.split(separator: ".").first.map(String.init) ?? $0.keyPath }).sorted()
+        return try runBatch(sql: sql, arguments: arguments + keys.arguments, entity: request.entityName, kind: .update, properties: properties)
+    }
+
+    /// Runs one batch statement returning the changed rows' keys, and records them in the history.
+    private func runBatch(sql: String, arguments: [Value], entity: String, kind: HistoryChange.Kind, properties: [String]) throws -> Int {
+        var count = 0
+        do {
+            try writeDatabase { db in
+                let rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
+                count = rows.count
+                guard let store = backingStore, store.options.recordsHistory, !rows.isEmpty else { return }
+                let changes = rows.map { row in
+                    PendingHistoryChange(entity: row.count > 1 ? (row[1] as String? ?? entity) : entity, primaryKey: row[0], kind: kind, properties: properties)
+                }
+                try HistoryRecorder.record(changes, user: transactionUser, author: transactionAuthor, store: store, in: db)
+            }
+        } catch let error as DatabaseError {
+            if let limit = FetchPredicateError.sqliteLimit(error.message, entity: entity) { throw limit }
+            throw ObjectContextError(.store, "batch \(kind == .delete ? "delete" : "update") failed", entity: entity,
+                                     storeError: StoreError.from(error, path: storePath, while: "running a batch \(kind == .delete ? "delete" : "update") of '\(entity)'"))
+        }
+        return count
+    }
+
+    /// Refuses a batch delete of `entityName` when a relationship's storage could point at its
+    /// rows (a foreign key on another table or row, or a join table): a per-object delete
+    /// applies the delete rules there.
+    private func checkBatchDeletable(_ entityName: String) throws(ObjectContextError) {
+        let hierarchy = Set(model.hierarchy(of: entityName).map(\.name)).union(model.ancestry(of: entityName).map(\.name))
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                let touchesHierarchy = hierarchy.contains(relationship.destination) || hierarchy.contains(entity.name)
+                guard touchesHierarchy else { continue }
+                // A to-one stored on the deleted rows themselves, whose inverse is a to-many
+                // kept through that same column (or absent), leaves nothing behind.
+                if hierarchy.contains(entity.name), !relationship.isToMany, !hierarchy.contains(relationship.destination),
+                   relationship.deleteRule == .nullify || relationship.deleteRule == .noAction {
+                    if let inverse = model.inverse(of: relationship), !inverse.isToMany { } else { continue }
+                }
+                throw ObjectContextError(.deleteDenied, "a batch delete of '\(entityName)' cannot apply the relationship '\(entity.name).\(relationship.name)' (\(relationship.isToMany ? "to-many" : "to-one"), delete rule \(relationship.deleteRule.rawValue)); delete the objects one by one with delete(_:) so that the rule runs", entity: entityName, property: relationship.name)
+            }
+        }
+    }
+}
+
+extension ObjectContext {
+    /// The primary keys of the saved objects matching `request`, in its order, without loading them.
+    package func primaryKeys(_ request: FetchRequest) throws -> [Int64] {
+        let fragment = try FetchQuery.selectPrimaryKeys(request, layout: storeLayout)
+        return try readDatabase { db in try Int64.fetchAll(db, sql: fragment.sql, arguments: fragment.statementArguments) }
+    }
+}
