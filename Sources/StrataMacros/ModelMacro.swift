@@ -140,7 +140,12 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
 /// A Swift string literal of `text`.
 func literal(_ text: String) -> String {
-    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    var escaped = ""
+    for character in text {
+        if character == "\\" || character == "\"" { escaped.append("\\") }
+        escaped.append(character)
+    }
+    return "\"" + escaped + "\""
 }
 
 /// `colorScheme.primary` for `\.colorScheme.primary`, `\Aircraft.colorScheme?.primary`.

@@ -91,7 +91,8 @@ public struct ModelBacking {
 
     /// A non-optional to-one relationship's target.
     public func getValue<M: PersistentModel>(_ ordinal: Int) -> M {
-        guard let target: M? = getValue(ordinal), let target else {
+        let optionalTarget: M? = getValue(ordinal)
+        guard let target = optionalTarget else {
             preconditionFailure("the non-optional relationship #\(ordinal) of '\(M.self)''s owner has no target in the store; declare it optional to read such rows")
         }
         return target

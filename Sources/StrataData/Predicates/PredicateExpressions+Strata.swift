@@ -234,7 +234,7 @@ extension PredicateTranslator {
         defer { bindings[variable] = nil }
         let condition = try self.condition(test)
         let prefix = path.keyPath + "."
-        func rewrite(_ expression: PredicateExpression, top: Bool) throws -> PredicateExpression {
+        func rewrite(_ expression: StrataPredicateExpression, top: Bool) throws -> StrataPredicateExpression {
             switch expression {
             case .comparison(var comparison):
                 guard case .keyPath(let keyPath) = comparison.left, keyPath.hasPrefix(prefix) else {

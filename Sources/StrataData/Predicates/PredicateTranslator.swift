@@ -54,7 +54,7 @@ struct PredicateTranslator {
     }
 
     /// `node` as a condition (a Boolean attribute key path means `== true`).
-    mutating func condition(_ node: Any) throws -> PredicateExpression {
+    mutating func condition(_ node: Any) throws -> StrataPredicateExpression {
         switch try term(node) {
         case .condition(let expression):
             return expression
@@ -128,7 +128,7 @@ struct PredicateTranslator {
     }
 
     /// `path op value` (a to-one relationship compares by primary key or with nil).
-    func comparison(_ path: PredicatePath, _ op: PredicateOperator, _ value: PredicateOperand) throws -> PredicateExpression {
+    func comparison(_ path: PredicatePath, _ op: PredicateOperator, _ value: PredicateOperand) throws -> StrataPredicateExpression {
         switch path.target {
         case .attribute, .count, .model:
             return .comparison(PredicateComparison(.keyPath(path.keyPath), op, value))
@@ -141,11 +141,11 @@ struct PredicateTranslator {
 
     /// `(path ?? fallback) op value`: the stored value when there is one, else the fallback
     /// compared in Swift — `(path != nil AND path op value) OR (path == nil AND <fallback op value>)`.
-    func coalesced(_ path: PredicatePath, _ fallback: Any?, _ op: PredicateOperator, _ value: PredicateOperand, node: Any) throws -> PredicateExpression {
+    func coalesced(_ path: PredicatePath, _ fallback: Any?, _ op: PredicateOperator, _ value: PredicateOperand, node: Any) throws -> StrataPredicateExpression {
         guard case .value(let v) = value, let folded = PredicateFolding.evaluate(try constant(fallback), op, v) else {
             throw unsupported(node, "?? needs a constant on both sides")
         }
-        let present = PredicateExpression.and([
+        let present = StrataPredicateExpression.and([
             .comparison(PredicateComparison(.keyPath(path.keyPath), .notEqualTo, .value(.null))),
             try comparison(path, op, value),
         ])
@@ -219,7 +219,7 @@ struct PredicateTranslator {
 /// The meaning of one node of a predicate tree.
 enum PredicateTerm {
     /// A condition, translated.
-    case condition(PredicateExpression)
+    case condition(StrataPredicateExpression)
     /// A key path in the model.
     case path(PredicatePath)
     /// A Swift constant (nil: nil).
@@ -229,3 +229,6 @@ enum PredicateTerm {
     /// `lower...upper` or `lower..<upper` (constants).
     case range(lower: Any, upper: Any, closed: Bool)
 }
+
+/// Strata's predicate tree (Foundation declares a `PredicateExpression` protocol too).
+typealias StrataPredicateExpression = Strata.PredicateExpression
