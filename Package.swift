@@ -132,6 +132,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataUnits",
+                "StrataData",
                 "StrataDaemon",
                 "StrataVarlink",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -172,6 +173,7 @@ let package = Package(
             dependencies: [
                 "StrataData",
                 "Strata",
+                "stratactl",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")]

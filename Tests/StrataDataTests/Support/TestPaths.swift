@@ -8,6 +8,9 @@ enum TestPaths {
     /// Tests/StrataDataTests/Fixtures (the bundle's copy).
     static let fixtures = Bundle.module.resourceURL!.appending(path: "Fixtures")
 
+    /// Where SwiftPM put the package's executables (stratactl), beside the test bundle.
+    static let productsDirectory = Bundle.module.bundleURL.deletingLastPathComponent()
+
     /// A new temporary directory, for stores.
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appending(path: "strata-data-tests-\(UUID().uuidString)")
