@@ -178,12 +178,13 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
-        // Expansion tests of the macros themselves (XCTest-based assertMacroExpansion).
+        // Expansion tests of the macros themselves: the expanded source and the diagnostics.
         .testTarget(
             name: "StrataMacrosTests",
             dependencies: [
                 "StrataMacros",
-                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
             ]
         ),
         .testTarget(

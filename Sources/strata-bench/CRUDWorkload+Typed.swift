@@ -66,7 +66,7 @@ final class TypedCRUDWorkload: CRUDWorkload {
 
     func prepareBatch(colors: [String]) throws {
         let wanted: [String?] = colors
-        prepared = try context.fetch(FetchDescriptor<Aircraft>(predicate: #Predicate { wanted.contains($0.colorScheme?.primary) }))
+        prepared = try context.fetch(FetchDescriptor<Aircraft>(predicate: #Predicate { wanted.contains($0.colorScheme.flatMap { $0.primary }) }))
     }
 
     func updatePrepared() throws -> Int {

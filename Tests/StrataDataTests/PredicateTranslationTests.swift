@@ -26,7 +26,8 @@ import Testing
         #expect(try Self.sql(#Predicate<Plane> { 100 < $0.seats }) == Self.sql("Plane", "seats > %d", 100))
         let minimum = 50
         #expect(try Self.sql(#Predicate<Plane> { $0.seats >= minimum }) == Self.sql("Plane", "seats >= %d", 50))
-        #expect(try Self.sql(#Predicate<Plane> { $0.category == Category.cargo }) == Self.sql("Plane", "category == %@", "cargo"))
+        let cargo = Category.cargo
+        #expect(try Self.sql(#Predicate<Plane> { $0.category == cargo }) == Self.sql("Plane", "category == %@", "cargo"))
     }
 
     @Test func optionals() throws {
@@ -88,7 +89,8 @@ import Testing
         let both = try #require(Self.refusal(#Predicate<Plane> { $0.crew.contains { $0.role == "captain" && $0.hours > 10 } }))
         #expect(both.description.contains("&&") && both.description.contains("crew"))
 
-        let composite = try #require(Self.refusal(#Predicate<Plane> { $0.livery == Livery(primary: "red") }))
+        let red = Livery(primary: "red")
+        let composite = try #require(Self.refusal(#Predicate<Plane> { $0.livery == red }))
         #expect(composite.description.contains("composite") && composite.description.contains("livery.primary"))
     }
 
@@ -117,6 +119,7 @@ import Testing
             context.insert(plane)
         }
         try context.save()
+        let trainer = Category.trainer
         let predicates: [Predicate<Plane>] = [
             #Predicate { $0.seats > 100 },
             #Predicate { ($0.model ?? "A320") == "A320" },
@@ -130,7 +133,7 @@ import Testing
             #Predicate { $0.crew.allSatisfy { $0.hours > 50 } },
             #Predicate { $0.airline?.name == "Air Lorraine" },
             #Predicate { ["N1", "N3", "F-G4"].contains($0.tailNumber) },
-            #Predicate { (40...120).contains($0.seats) && $0.category != Category.trainer },
+            #Predicate { (40...120).contains($0.seats) && $0.category != trainer },
         ]
         let all = try context.fetch(FetchDescriptor<Plane>())
         #expect(all.count == 12)

@@ -66,11 +66,13 @@ public struct SchemaMigrationRoute: Sendable {
             case .custom(_, _, let will, let did)?:
                 closeRun()
                 lightweightRun = [destination.checksum]
-                stages.append(.custom(from: ModelReference(model: source, checksum: source.checksum),
-                                      to: ModelReference(model: destination, checksum: destination.checksum),
-                                      label: "\(names.0) → \(names.1)",
-                                      willMigrate: will.map { handler in { stage in try Self.run(handler, stage) } },
-                                      didMigrate: did.map { handler in { stage in try Self.run(handler, stage) } }))
+                var willHandler: MigrationStage.Handler?
+                var didHandler: MigrationStage.Handler?
+                if let will { willHandler = { stage in try Self.run(will, stage) } }
+                if let did { didHandler = { stage in try Self.run(did, stage) } }
+                stages.append(MigrationStage.custom(from: ModelReference(model: source, checksum: source.checksum),
+                                                    to: ModelReference(model: destination, checksum: destination.checksum),
+                                                    label: "\(names.0) → \(names.1)", willMigrate: willHandler, didMigrate: didHandler))
                 steps.append(Step(from: names.0, to: names.1, kind: "custom"))
             case .lightweight?, nil:
                 let isDeclared = declared[index] != nil

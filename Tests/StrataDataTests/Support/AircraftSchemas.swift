@@ -6,7 +6,7 @@ import StrataData
 
 /// The aircraft's colours: a composite attribute (three columns, colorScheme_primary, …).
 @Composite
-struct ColorScheme: Hashable {
+struct ColorScheme: Hashable, Codable {
     var primary: String?
     var secondary: String?
     var tertiary: String?

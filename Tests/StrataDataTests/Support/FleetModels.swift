@@ -5,19 +5,19 @@ import StrataData
 // and a composite livery with a nested composite. Used by the context and predicate tests.
 
 @Composite
-struct Trim: Hashable {
+struct Trim: Hashable, Codable {
     var finish: String?
     var stripes: Int?
 }
 
 @Composite
-struct Livery: Hashable {
+struct Livery: Hashable, Codable {
     var primary: String?
     var secondary: String?
     var trim: Trim?
 }
 
-enum Category: String, CaseIterable, PersistentAttributeValue {
+enum Category: String, CaseIterable, Codable, PersistentAttributeValue {
     case airliner, cargo, trainer
 }
 
