@@ -43,9 +43,23 @@ import Testing
         #expect(source.contains(#".relationship("flights", \Aircraft.flights, deleteRule: .cascade, inverse: \FlightData.aircraft)"#))
         #expect(source.contains(#"indexes: [(name: "byPrimaryColor", keyPaths: ["colorScheme.primary"])]"#))
         #expect(!source.contains("\"scratch\"") && !source.contains("\"label\""))
-        #expect(source.contains("_$backing.getValue(0)") && source.contains("_$backing.setValue(2, newValue)"))
-        #expect(source.contains("@storageRestrictions(initializes: _$flights, accesses: _$backing)"))
+        #expect(source.contains("@StrataData._PersistedProperty(0)") && source.contains("@StrataData._PersistedProperty(2)"))
+        #expect(source.contains("@StrataData._PersistedProperty(3)") == false)   // the transient and computed ones get none
         #expect(source.contains("extension Aircraft: StrataData.PersistentModel, Observation.Observable"))
+    }
+
+    @Test func aPersistedPropertyGoesThroughTheBackingAndTheRegistrar() {
+        let (source, diagnostics) = Self.expand("""
+            final class Aircraft {
+                @_PersistedProperty(2) var flights: [FlightData]
+            }
+            """)
+        #expect(diagnostics.isEmpty)
+        #expect(source.contains("@storageRestrictions(initializes: _$flights, accesses: _$backing)"))
+        #expect(source.contains("_$backing.initialize(2, initialValue)"))
+        #expect(source.contains("return _$backing.getValue(2)") && source.contains("_$backing.setValue(2, newValue)"))
+        #expect(source.contains("_$observationRegistrar.access(self, keyPath: \\.flights)"))
+        #expect(source.contains("_$observationRegistrar.withMutation(of: self, keyPath: \\.flights)"))
     }
 
     @Test func aCompositeGetsItsElementsReaderAndWriter() {

@@ -80,21 +80,30 @@ extension ObjectContext {
         return count
     }
 
-    /// Refuses a batch delete of `entityName` when a relationship's storage could point at its
-    /// rows (a foreign key on another table or row, or a join table): a per-object delete
-    /// applies the delete rules there.
+    /// Refuses a batch delete of `entityName` when its rows are linked through storage that a
+    /// delete would leave dangling (a foreign key or a join table pointing at them), or
+    /// through a relationship whose delete rule (cascade, deny) must run: a per-object delete
+    /// applies the rules there. Links stored on the deleted rows themselves go with them.
     private func checkBatchDeletable(_ entityName: String) throws(ObjectContextError) {
         let hierarchy = Set(model.hierarchy(of: entityName).map(\.name)).union(model.ancestry(of: entityName).map(\.name))
+        let table = storeLayout.entity(entityName)?.table
         for entity in model.entities {
-            for relationship in entity.relationships {
-                let touchesHierarchy = hierarchy.contains(relationship.destination) || hierarchy.contains(entity.name)
-                guard touchesHierarchy else { continue }
-                // A to-one stored on the deleted rows themselves, whose inverse is a to-many
-                // kept through that same column (or absent), leaves nothing behind.
-                if hierarchy.contains(entity.name), !relationship.isToMany, !hierarchy.contains(relationship.destination),
-                   relationship.deleteRule == .nullify || relationship.deleteRule == .noAction {
-                    if let inverse = model.inverse(of: relationship), !inverse.isToMany { } else { continue }
+            let ours = hierarchy.contains(entity.name)
+            for relationship in entity.relationships where ours || hierarchy.contains(relationship.destination) {
+                let storage = storeLayout.entity(entity.name)?.relationships[relationship.name]
+                var safe: Bool
+                switch storage {
+                case .foreignKey?:
+                    // On our rows: goes with them. On another entity's rows: would dangle.
+                    safe = ours
+                case .inverseForeignKey(let onTable, _, _)?:
+                    // Another entity's to-many kept by a column on our rows: goes with them.
+                    safe = !ours && onTable == table
+                case .joinTable?, nil:
+                    safe = false
                 }
+                if ours, relationship.deleteRule == .cascade || relationship.deleteRule == .deny { safe = false }
+                guard !safe else { continue }
                 throw ObjectContextError(.deleteDenied, "a batch delete of '\(entityName)' cannot apply the relationship '\(entity.name).\(relationship.name)' (\(relationship.isToMany ? "to-many" : "to-one"), delete rule \(relationship.deleteRule.rawValue)); delete the objects one by one with delete(_:) so that the rule runs", entity: entityName, property: relationship.name)
             }
         }

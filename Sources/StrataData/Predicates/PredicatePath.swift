@@ -62,41 +62,66 @@ struct PredicatePath {
     }
 
     /// A key path of several components (`\Aircraft.colorScheme?.primary`, which the
-    /// metadata's table does not hold as one), resolved from its description — Swift prints
-    /// key paths as `\Aircraft.colorScheme?.primary` — segment by segment against the metadata.
+    /// metadata's table does not hold as one), resolved from its description segment by
+    /// segment against the metadata. Swift prints such a key path as
+    /// `\Aircraft.<computed 0x… (Optional<ColorScheme>)>?.primary`: a model's properties are
+    /// computed (their accessors go through the row storage), so each is recognised by the
+    /// description of its own key path; composite elements are stored and print their names.
     static func resolve(_ keyPath: AnyKeyPath, in metadata: ModelSchemaMetadata) throws(PredicateTranslationError) -> PredicatePath {
-        let root = PredicatePath(segments: [], target: .model(metadata))
         if let name = metadata.nameByKeyPath[keyPath], let property = metadata.properties.first(where: { $0.name == name }) {
             return PredicatePath(segments: [name], target: target(of: property))
         }
-        var text = String(describing: keyPath)
-        guard text.hasPrefix("\\") else {
-            throw PredicateTranslationError(.unsupportedKeyPath, "the key path \(text) cannot be resolved to a property", model: metadata.entityName)
+        let text = String(describing: keyPath)
+        func refuse(_ reason: String) -> PredicateTranslationError {
+            PredicateTranslationError(.unsupportedKeyPath, "\(text): \(reason)", model: metadata.entityName)
         }
-        text.removeFirst()
-        var names = text.split(separator: ".").map { String($0.filter { $0 != "?" && $0 != "!" }) }
-        if !names.isEmpty { names.removeFirst() }   // the root type
-        var path = root
-        for name in names {
+        guard let first = metadata.properties.compactMap({ property -> (PropertyMetadata, String)? in
+            let own = String(describing: property.keyPath)
+            return text.hasPrefix(own) ? (property, own) : nil
+        }).max(by: { $0.1.count < $1.1.count }) else {
+            throw refuse("it does not start with a persisted property of '\(metadata.entityName)'")
+        }
+        var path = PredicatePath(segments: [first.0.name], target: target(of: first.0))
+        var rest = text.dropFirst(first.1.count)
+        while !rest.isEmpty {
+            rest = rest.drop { $0 == "?" || $0 == "!" }
+            guard rest.first == "." else { break }
+            rest = rest.dropFirst()
             switch path.target {
             case .model(let m):
-                guard let property = m.properties.first(where: { $0.name == name }) else {
-                    throw PredicateTranslationError(.unsupportedKeyPath, "'\(name)' in \(keyPath) is not a persisted property of '\(m.entityName)'", model: metadata.entityName)
+                guard let next = m.properties.compactMap({ property -> (PropertyMetadata, String)? in
+                    let component = componentText(of: property.keyPath)
+                    return rest.hasPrefix(component) ? (property, component) : nil
+                }).max(by: { $0.1.count < $1.1.count }) else {
+                    throw refuse("'\(rest)' is not a persisted property of '\(m.entityName)'")
                 }
-                path = PredicatePath(segments: path.segments + [name], target: target(of: property))
+                path = PredicatePath(segments: path.segments + [next.0.name], target: target(of: next.0))
+                rest = rest.dropFirst(next.1.count)
             case .composite(let c):
+                let name = String(rest.prefix { $0 != "." && $0 != "?" && $0 != "!" })
                 guard let element = c.elements.first(where: { $0.name == name }) else {
-                    throw PredicateTranslationError(.unsupportedKeyPath, "'\(name)' in \(keyPath) is not an element of \(c.typeName)", model: metadata.entityName)
+                    throw refuse("'\(name)' is not an element of \(c.typeName)")
                 }
                 switch element.kind {
                 case .attribute(let type, _): path = PredicatePath(segments: path.segments + [name], target: .attribute(type))
                 case .composite(let nested, _): path = PredicatePath(segments: path.segments + [name], target: .composite(nested()))
                 }
+                rest = rest.dropFirst(name.count)
             default:
-                throw PredicateTranslationError(.unsupportedKeyPath, "\(keyPath) goes past an attribute or a to-many relationship", model: metadata.entityName)
+                throw refuse("it goes past an attribute or a to-many relationship")
             }
         }
         return path
+    }
+
+    /// The last component of a key path's description: `<computed 0x… (String)>` for a
+    /// model's property, the name for a stored one.
+    static func componentText(of keyPath: AnyKeyPath) -> String {
+        let text = String(describing: keyPath)
+        if let start = text.range(of: "<computed "), let end = text.range(of: ")>", range: start.upperBound..<text.endIndex) {
+            return String(text[start.lowerBound..<end.upperBound])
+        }
+        return String(text.split(separator: ".").last ?? "")
     }
 }
 

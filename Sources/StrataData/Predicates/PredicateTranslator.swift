@@ -112,6 +112,7 @@ struct PredicateTranslator {
     mutating func compareTerms(_ left: PredicateTerm, _ op: PredicateOperator, _ right: PredicateTerm, node: Any) throws -> PredicateTerm {
         switch (left, right) {
         case (.path(let path), .constant(let value)):
+            _ = try comparison(path, op, .value(.null))   // a composite or to-many is refused first
             return .condition(try comparison(path, op, try operand(value, for: path, node: node)))
         case (.coalesce(let path, let fallback), .constant(let value)):
             return .condition(try coalesced(path, fallback, op, try operand(value, for: path, node: node), node: node))
