@@ -64,6 +64,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The WWDC 2023 Aircraft story in the typed API (Examples/TypedAircraft; docs/TypedModels.md).
+        .executableTarget(name: "typed-aircraft-example", dependencies: ["StrataData"], path: "Examples/TypedAircraft"),
         // Tests only: a fault-injecting SQLite VFS (I/O errors, power loss); docs/Security.md.
         .target(name: "CStrataFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         .systemLibrary(
