@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+/// README.md's typed tour compiles: scripts/readme-swift.py writes its Swift, as written, into
+/// ReadmeTypedTour.swift (compiled with this target); this test fails when that file is not
+/// what README.md says now.
+@Suite("README: the typed tour compiles")
+struct ReadmeTypedTourTests {
+    @Test func readmeTypedTourIsTheREADMEsSwift() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", TestPaths.packageRoot.appending(path: "scripts/readme-swift.py").path, "--check"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let tour: () throws -> Void = ReadmeTypedTour.run
+        _ = tour
+    }
+
+    /// The tour runs, in a directory of its own (it opens `var/typed.sqlite`).
+    @Test func readmeTypedTourRuns() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.appending(path: "var"), withIntermediateDirectories: true)
+        let previous = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(directory.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+        try ReadmeTypedTour.run()
+        #expect(FileManager.default.fileExists(atPath: directory.appending(path: "var/typed.sqlite").path))
+    }
+}
