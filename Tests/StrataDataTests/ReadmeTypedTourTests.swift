@@ -20,15 +20,4 @@ struct ReadmeTypedTourTests {
         let tour: () throws -> Void = ReadmeTypedTour.run
         _ = tour
     }
-
-    /// The tour runs, in a directory of its own (it opens `var/typed.sqlite`).
-    @Test func readmeTypedTourRuns() throws {
-        let directory = try TestPaths.temporaryDirectory()
-        try FileManager.default.createDirectory(at: directory.appending(path: "var"), withIntermediateDirectories: true)
-        let previous = FileManager.default.currentDirectoryPath
-        FileManager.default.changeCurrentDirectoryPath(directory.path)
-        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
-        try ReadmeTypedTour.run()
-        #expect(FileManager.default.fileExists(atPath: directory.appending(path: "var/typed.sqlite").path))
-    }
 }
