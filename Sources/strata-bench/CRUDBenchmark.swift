@@ -70,6 +70,7 @@ struct CRUDBenchmark: ParsableCommand {
 
         let progress = Progress(enabled: !options.json)
         var report = BenchReport(scenario: typed ? "crud-typed" : "crud")
+        if typed { report.columnNames = ("typed", "GRDB records") }
         report.parameters = [("rows", rows), ("batch_size", batchSize), ("fetches", fetches), ("colors", data.colors), ("history", !noHistory),
                              ("typed", typed)]
         // Typed (issue 46): every figure within 1.15x of GRDB's Codable records.
