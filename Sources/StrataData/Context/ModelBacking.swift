@@ -61,7 +61,7 @@ public struct ModelBacking {
         if let object, let plan {
             return V.strataRead(object.storedValue(atSlot: plan.slots[ordinal]))
         }
-        guard case .attribute(let value)? = pending?.values[ordinal] else { return V.strataFallback }
+        guard case .attribute(let value)? = pending?[ordinal] else { return V.strataFallback }
         return V.strataRead(value)
     }
 
@@ -70,7 +70,7 @@ public struct ModelBacking {
         let leaves: [Value]
         if let object, let plan {
             leaves = plan.compositeSlots[ordinal].map { object.storedValue(atSlot: $0) }
-        } else if case .composite(let values)? = pending?.values[ordinal] {
+        } else if case .composite(let values)? = pending?[ordinal] {
             leaves = values
         } else {
             leaves = Array(repeating: .null, count: V.compositeMetadata.leafCount)
@@ -85,7 +85,7 @@ public struct ModelBacking {
             guard let target = context.relatedObject(of: object, plan.relationshipNames[ordinal]) else { return nil }
             return context.model(for: target, as: M.self)
         }
-        guard case .toOne(let target)? = pending?.values[ordinal] else { return nil }
+        guard case .toOne(let target)? = pending?[ordinal] else { return nil }
         return target as? M
     }
 
@@ -103,7 +103,7 @@ public struct ModelBacking {
         if let object, let plan, let context = object.context?.typedOwner as? ModelContext {
             return context.relatedObjects(of: object, plan.relationshipNames[ordinal]).map { context.model(for: $0, as: M.self) }
         }
-        guard case .toMany(let targets)? = pending?.values[ordinal] else { return [] }
+        guard case .toMany(let targets)? = pending?[ordinal] else { return [] }
         return targets.compactMap { $0 as? M }
     }
 
@@ -168,9 +168,15 @@ final class PendingValues {
         case toMany([AnyObject])
     }
 
-    var values: [Int: Entry] = [:]
+    /// By ordinal (nil: not given).
+    private(set) var values: [Entry?] = []
 
-    func set(_ ordinal: Int, _ entry: Entry) { values[ordinal] = entry }
+    func set(_ ordinal: Int, _ entry: Entry) {
+        if ordinal >= values.count { values.append(contentsOf: repeatElement(nil, count: ordinal + 1 - values.count)) }
+        values[ordinal] = entry
+    }
+
+    subscript(_ ordinal: Int) -> Entry? { ordinal < values.count ? values[ordinal] : nil }
 }
 
 /// Where each property of a model class lives in its entity's row storage: the slot of an

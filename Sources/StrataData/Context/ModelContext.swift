@@ -87,23 +87,27 @@ public final class ModelContext {
         guard let pending else { return object }
         // Attributes and composites first (into the new row's slots), then relationships,
         // whose targets are inserted on the way.
-        for (ordinal, entry) in pending.values.sorted(by: { $0.key < $1.key }) {
+        var hasRelationships = false
+        for (ordinal, entry) in pending.values.enumerated() {
             switch entry {
-            case .attribute(let value):
-                try? object.setStoredValue(value, atSlot: plan.slots[ordinal])
-            case .composite(let leaves):
-                for (slot, leaf) in zip(plan.compositeSlots[ordinal], leaves) { try? object.setStoredValue(leaf, atSlot: slot) }
-            case .toOne, .toMany:
+            case nil:
                 break
+            case .attribute(let value)?:
+                try? object.setStoredValue(value, atSlot: plan.slots[ordinal])
+            case .composite(let leaves)?:
+                for (slot, leaf) in zip(plan.compositeSlots[ordinal], leaves) { try? object.setStoredValue(leaf, atSlot: slot) }
+            case .toOne?, .toMany?:
+                hasRelationships = true
             }
         }
-        for (ordinal, entry) in pending.values.sorted(by: { $0.key < $1.key }) {
+        guard hasRelationships else { return object }
+        for (ordinal, entry) in pending.values.enumerated() {
             switch entry {
-            case .toOne(let target):
+            case .toOne(let target)?:
                 setRelated(target as? any PersistentModel, of: object, plan.relationshipNames[ordinal])
-            case .toMany(let targets):
+            case .toMany(let targets)?:
                 setRelated(targets.compactMap { $0 as? any PersistentModel }, of: object, plan.relationshipNames[ordinal])
-            case .attribute, .composite:
+            case .attribute?, .composite?, nil:
                 break
             }
         }
