@@ -6,6 +6,7 @@ import SwiftSyntaxMacros
 /// (attributes and nested composites, in declaration order: the leaves' order), an
 /// initializer from the leaves and a writer of the leaves — no Codable, no JSON.
 public struct CompositeMacro: ExtensionMacro {
+    /// The extension with the composite's conformance, elements, reader and writer.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext

@@ -3,6 +3,7 @@ import SwiftSyntaxMacros
 
 /// `@Attribute`, `@Relationship`, `@Transient`: markers read by `@Model`; they expand to nothing.
 public struct MarkerMacro: PeerMacro {
+    /// Nothing: `@Model` reads the attribute.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] { [] }
@@ -10,6 +11,7 @@ public struct MarkerMacro: PeerMacro {
 
 /// `#Index<T>([…])` and `#Unique<T>([…])`: declarations read by `@Model`; they expand to nothing.
 public struct IndexMacro: DeclarationMacro {
+    /// Nothing (after checking the argument is an array literal): `@Model` reads the declaration.
     public static func expansion(
         of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {

@@ -14,6 +14,7 @@ import SwiftSyntaxMacros
 public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     // MARK: - Members
 
+    /// The backing storage, the registrar, `init(backingData:)`, `persistentBackingData` and the schema metadata.
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
@@ -114,6 +115,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     // MARK: - Member attributes
 
+    /// `@_PersistedProperty(ordinal)` on each persisted stored property.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
@@ -128,6 +130,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     // MARK: - Conformances
 
+    /// The `PersistentModel` and `Observable` conformances.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext

@@ -5,6 +5,7 @@ import SwiftSyntaxMacros
 /// records the initial value in the backing), getter and setter, each going through the
 /// model's backing storage by ordinal and Observation's registrar.
 public struct PersistedPropertyMacro: AccessorMacro {
+    /// The init accessor, getter and setter of one persisted property.
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {

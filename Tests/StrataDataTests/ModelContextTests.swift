@@ -35,6 +35,32 @@ import Testing
         #expect(object["seats"] == 180)
     }
 
+    @Test func everyScalarTypeRoundTripsAndMapsToItsAttributeType() throws {
+        let model = try Fleet.schema.objectModel()
+        let entity = try #require(model.entity(named: "Reading"))
+        #expect(entity.attributes.map { "\($0.name):\($0.type.rawValue):\($0.isOptional)" } == [
+            "small:int16:false", "medium:int32:false", "large:int64:false", "ratio:float:false", "amount:decimal:false",
+            "link:uri:false", "blob:data:false", "at:date:false", "id:uuid:false", "note:string:true", "maybeSmall:int16:true",
+            "maybeAmount:decimal:true",
+        ])
+        let store = try Fleet.store()
+        let context = ModelContext(store: store)
+        let id = UUID()
+        let at = Date(timeIntervalSince1970: 1_234_567.25)
+        let reading = Reading(small: -7, medium: 70_000, large: Int64.max, ratio: 0.5, amount: Decimal(string: "12.34")!,
+                              link: URL(string: "https://example.org/a")!, blob: Data([0, 255]), at: at, id: id)
+        reading.maybeSmall = 3
+        context.insert(reading)
+        try context.save()
+        let r = try #require(try ModelContext(store: store).fetch(FetchDescriptor<Reading>()).first)
+        #expect(r.small == -7 && r.medium == 70_000 && r.large == Int64.max && r.ratio == 0.5)
+        #expect(r.amount == Decimal(string: "12.34")! && r.link.absoluteString == "https://example.org/a" && r.blob == Data([0, 255]))
+        #expect(r.at == at && r.id == id && r.note == nil && r.maybeSmall == 3 && r.maybeAmount == nil)
+        let past = Date.distantPast
+        let found = try ModelContext(store: store).fetch(FetchDescriptor<Reading>(predicate: #Predicate { $0.id == id && $0.at > past }))
+        #expect(found.count == 1)
+    }
+
     @Test func oneModelPerRowPerContext() throws {
         let store = try Fleet.store()
         let context = ModelContext(store: store)

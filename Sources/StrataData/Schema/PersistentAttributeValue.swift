@@ -43,58 +43,81 @@ extension PersistentAttributeValue {
 }
 
 extension String: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .string }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: String { "" }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         guard case .string(let s) = value else { return nil }
         self = s
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .string(self) }
 }
 
 extension Int: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .int64 }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Int { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         guard case .int(let i) = value else { return nil }
         self = Int(i)
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .int(Int64(self)) }
 }
 
 extension Int64: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .int64 }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Int64 { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         guard case .int(let i) = value else { return nil }
         self = i
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .int(self) }
 }
 
 extension Int32: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .int32 }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Int32 { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         guard case .int(let i) = value, let v = Int32(exactly: i) else { return nil }
         self = v
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .int(Int64(self)) }
 }
 
 extension Int16: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .int16 }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Int16 { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         guard case .int(let i) = value, let v = Int16(exactly: i) else { return nil }
         self = v
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .int(Int64(self)) }
 }
 
 extension Double: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .double }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Double { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         switch value {
         case .double(let d): self = d
@@ -102,12 +125,16 @@ extension Double: PersistentAttributeValue {
         default: return nil
         }
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .double(self) }
 }
 
 extension Float: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .float }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Float { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         switch value {
         case .double(let d): self = Float(d)
@@ -115,73 +142,102 @@ extension Float: PersistentAttributeValue {
         default: return nil
         }
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .double(Double(self)) }
 }
 
 extension Decimal: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .decimal }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Decimal { 0 }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     public init?(strataStored value: Value) {
         guard let d = value.decimalValue else { return nil }
         self = d
     }
+    /// The stored form.
     public var strataStored: Value { .decimal(self) }
 }
 
 extension Bool: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .bool }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Bool { false }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         guard let b = value.boolValue else { return nil }
         self = b
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { .bool(self) }
 }
 
 extension Date: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .date }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Date { Date(timeIntervalSince1970: 0) }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     public init?(strataStored value: Value) {
         guard case .date(let d) = value else { return nil }
         self = d
     }
+    /// The stored form.
     public var strataStored: Value { .date(self) }
 }
 
 extension Data: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .data }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Data { Data() }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     public init?(strataStored value: Value) {
         guard case .data(let d) = value else { return nil }
         self = d
     }
+    /// The stored form.
     public var strataStored: Value { .data(self) }
 }
 
 extension UUID: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .uuid }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     public init?(strataStored value: Value) {
         guard case .uuid(let u) = value else { return nil }
         self = u
     }
+    /// The stored form.
     public var strataStored: Value { .uuid(self) }
 }
 
 extension URL: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { .uri }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: URL { URL(string: "about:blank")! }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     public init?(strataStored value: Value) {
         guard case .uri(let u) = value else { return nil }
         self = u
     }
+    /// The stored form.
     public var strataStored: Value { .uri(self) }
 }
 
 extension Optional: PersistentAttributeValue where Wrapped: PersistentAttributeValue {
+    /// The attribute type values of this type are stored as.
     public static var strataAttributeType: AttributeType { Wrapped.strataAttributeType }
+    /// Optional.
     public static var strataIsOptional: Bool { true }
+    /// What a non-optional property reads when its storage holds none.
     public static var strataFallback: Wrapped? { nil }
+    /// The value from its stored form, or nil when the stored value is of another kind.
     @inline(__always) public init?(strataStored value: Value) {
         if case .null = value {
             self = .none
@@ -190,6 +246,7 @@ extension Optional: PersistentAttributeValue where Wrapped: PersistentAttributeV
             self = .some(wrapped)
         }
     }
+    /// The stored form.
     @inline(__always) public var strataStored: Value { self?.strataStored ?? .null }
 }
 

@@ -82,10 +82,39 @@ final class CrewMember {
 
 /// The fleet's schema and a store of it in a temporary directory.
 enum Fleet {
-    static let schema = Schema([Airline.self, Plane.self, CrewMember.self], version: "Fleet 1")
+    static let schema = Schema([Airline.self, Plane.self, CrewMember.self, Reading.self], version: "Fleet 1")
 
     static func store() throws -> PersistentStore {
         let url = try TestPaths.temporaryDirectory().appending(path: "fleet.sqlite")
         return try PersistentStore.open(at: url, model: try schema.objectModel())
+    }
+}
+
+/// Every scalar type a property can have, optional or not.
+@Model
+final class Reading {
+    var small: Int16
+    var medium: Int32
+    var large: Int64
+    var ratio: Float
+    var amount: Decimal
+    var link: URL
+    var blob: Data
+    var at: Date
+    var id: UUID
+    var note: String?
+    var maybeSmall: Int16?
+    var maybeAmount: Decimal?
+
+    init(small: Int16, medium: Int32, large: Int64, ratio: Float, amount: Decimal, link: URL, blob: Data, at: Date, id: UUID) {
+        self.small = small
+        self.medium = medium
+        self.large = large
+        self.ratio = ratio
+        self.amount = amount
+        self.link = link
+        self.blob = blob
+        self.at = at
+        self.id = id
     }
 }
