@@ -180,15 +180,6 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
-        // Expansion tests of the macros themselves: the expanded source and the diagnostics.
-        .testTarget(
-            name: "StrataMacrosTests",
-            dependencies: [
-                "StrataMacros",
-                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
-                .product(name: "SwiftParser", package: "swift-syntax"),
-            ]
-        ),
         .testTarget(
             name: "StrataVarlinkTests",
             dependencies: [

@@ -72,6 +72,20 @@ import Testing
         #expect(first[0] === second[0])
     }
 
+    @Test func identifiersAndModelsByIdentity() throws {
+        let store = try Fleet.store()
+        let context = ModelContext(store: store)
+        for i in 0..<3 { context.insert(Plane(tailNumber: "P\(i)", seats: i)) }
+        try context.save()
+        let ids = try context.fetchIdentifiers(FetchDescriptor<Plane>(predicate: #Predicate { $0.seats > 0 }, sortBy: [SortDescriptor(\.seats)]))
+        #expect(ids.count == 2 && ids.allSatisfy { $0.entityName == "Plane" && !$0.isTemporary })
+        let other = ModelContext(store: store)
+        let plane: Plane = try other.model(for: ids[1])
+        #expect(plane.tailNumber == "P2")
+        #expect(try other.model(for: ids[1], as: Plane.self) === plane)
+        #expect(throws: ObjectContextError.self) { try other.model(for: ObjectID(entityName: "Plane", primaryKey: 999), as: Plane.self) }
+    }
+
     @Test func changesAreSavedAndRollbackRestoresThem() throws {
         let store = try Fleet.store()
         let context = ModelContext(store: store)
