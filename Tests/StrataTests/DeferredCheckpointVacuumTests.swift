@@ -77,12 +77,18 @@ struct DeferredCheckpointVacuumTests {
         #expect(gate.held > 0, "the run wrote more than 1,000 WAL pages: a background checkpoint started")
         #expect(report.stoppedEarly)
         #expect(!gate.timedOut, "the run returned while its checkpoint was still held")
-        gate.open()
-        // The automatic checkpoint is back on the writer at once.
-        #expect(try DeferredBoundedStepsTests.writerSetting(store, "wal_autocheckpoint") == 1000)
+        // The automatic checkpoint comes back only after the run's last checkpoint (held here):
+        // until then a client's commit cannot find the run's frames to copy (issue 44).
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "wal_autocheckpoint") == 0)
+        // A run that begins meanwhile keeps the hook; the setting the first run saved comes
+        // back after the last run's last checkpoint, not the hook's 0.
         try await store.finishDeferredMigration()
         #expect(try store.pendingDeferredWork().isEmpty)
-        try store.close()   // waits for the last checkpoint
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "wal_autocheckpoint") == 0)
+        gate.open()
+        store.checkpointQueue.sync {}
+        #expect(try DeferredBoundedStepsTests.writerSetting(store, "wal_autocheckpoint") == 1000)
+        try store.close()
 
         let reopened = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
         #expect(try DeferredBoundedStepsTests.integrity(reopened) == "ok")

@@ -28,6 +28,19 @@ extension PersistentStore {
     }
 }
 
+extension PersistentStore {
+    /// The WAL hook the runs on this store put on its writer in place of the automatic
+    /// checkpoint (created at first use; one per open store, shared by its runs).
+    var walHook: WALHook {
+        finisherResources.withLock { resources in
+            if let hook = resources["wal-hook"] as? WALHook { return hook }
+            let hook = WALHook()
+            resources["wal-hook"] = hook
+            return hook
+        }
+    }
+}
+
 /// A typed view of some of a store's ``FinisherResource``s, locked like a `Mutex`.
 struct FinisherSlot<Value> {
     let store: PersistentStore
@@ -47,6 +60,11 @@ struct FinisherSlot<Value> {
 extension WALTrimmer: FinisherResource {
     /// Stops the cutting after a run (the store closes; its last connection removes the WAL).
     func release(on database: DatabasePool) { close() }
+}
+
+extension WALHook: FinisherResource {
+    /// Nothing to release: the hook goes with the writer connection.
+    func release(on database: DatabasePool) {}
 }
 
 extension IndexSortBuffer: FinisherResource {

@@ -14,14 +14,9 @@ import Synchronization
 /// its own between two batches once the WAL passes ``threshold`` pages (a quarter of
 /// SQLite's: smaller flushes, see there). A passive checkpoint takes no write lock, so writers
 /// keep committing meanwhile, and the WAL stays smaller than SQLite would keep it.
-/// ``stop(store:truncating:)`` restores the automatic checkpoint without waiting for a
-/// checkpoint in flight.
+/// ``stop(store:truncating:)`` returns without waiting for a checkpoint in flight; the automatic
+/// checkpoint comes back on the checkpoint queue once the run's last frames are copied.
 final class WALCheckpointer: Sendable {
-    /// Pages in the WAL after the last commit on the writer connection (set by the WAL hook).
-    private final class Frames: Sendable {
-        let value = Atomic<Int>(0)
-    }
-
     /// WAL pages after which a run starts a background checkpoint: a quarter of SQLite's
     /// automatic threshold (1,000). Each checkpoint ends with an `fdatasync` of the store file,
     /// and on ext4 that commit can hold up every other write to the file system — the clients'
@@ -32,9 +27,9 @@ final class WALCheckpointer: Sendable {
     static let threshold = 256
 
     private let path: String
-    private let frames = Frames()
+    private let hook: WALHook
+    private var frames: WALHook.Frames { hook.frames }
     private let connection = Mutex<DatabaseQueue?>(nil)
-    private let previousAutocheckpoint: Int
     /// Bytes the store's ``WALTrimmer`` had cut when the run began.
     private let trimmedAtStart: Int
     /// Checkpoints run.
@@ -56,26 +51,19 @@ final class WALCheckpointer: Sendable {
         init(_ observe: @escaping @Sendable (String) -> Void) { self.observe = observe }
     }
 
-    /// Installs the WAL hook on the store's writer connection.
+    /// Installs the WAL hook on the store's writer connection (or keeps the one a previous
+    /// run left until its last checkpoint: ``WALHook``).
     init(store: PersistentStore) throws {
         path = store.url.path
         logger = store.logger
         queue = store.checkpointQueue
-        let frames = self.frames
+        let hook = store.walHook
+        self.hook = hook
         trimmedAtStart = store.walTrimmer.trimmedBytes.load(ordering: .relaxed)
-        previousAutocheckpoint = try store.database.writeWithoutTransaction { db in
-            let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
+        try store.database.writeWithoutTransaction { db in
             // The WAL the run lets grow is cut back in steps (WALTrimmer), not at one write.
             try store.walTrimmer.engage(db)
-            // Retained until stop(): the hook must never see a freed context.
-            let context = Unmanaged.passRetained(frames).toOpaque()
-            sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
-                if let context {
-                    Unmanaged<Frames>.fromOpaque(context).takeUnretainedValue().value.store(Int(pages), ordering: .relaxed)
-                }
-                return SQLITE_OK
-            }, context)
-            return previous
+            try hook.engage(db)
         }
     }
 
@@ -146,8 +134,8 @@ final class WALCheckpointer: Sendable {
         }
     }
 
-    /// Restores the writer's automatic checkpoint (which replaces the hook) and hands the rest
-    /// to the background: the checkpoint in flight, a last one when the WAL is still over the
+    /// Hands the rest to the background, the writer's automatic checkpoint (which replaces the
+    /// hook) restored there after the run's last checkpoint: the checkpoint in flight, a last one when the WAL is still over the
     /// threshold, cutting a grown WAL back in steps (``WALTrimmer/trimAfterRun(store:budget:pause:clientsActive:checkpoint:patience:)``,
     /// paced by `budget` and `pause` while `clientsActive` says a client call is in flight),
     /// `truncating` the WAL once the work is done (``truncateIfFree(store:)``), and closing the
@@ -159,11 +147,8 @@ final class WALCheckpointer: Sendable {
     func stop(store: PersistentStore, truncating: Bool = false, budget: Duration = .milliseconds(20),
               pause: Duration = .milliseconds(10), clientsActive: (@Sendable () -> Bool)? = nil) {
         let due = isDue
-        let restored = (try? store.database.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(previousAutocheckpoint)")
-        }) != nil
-        // The hook is gone once the automatic checkpoint is back: release its context.
-        if restored { Unmanaged.passUnretained(frames).release() }
+        let hook = self.hook
+        hook.disengage()
         let trimmer = store.walTrimmer
         // A run that let the WAL grow past the limit gives it back at its end; a WAL that
         // stayed within it is SQLite's to reuse (no write lock taken for it).
@@ -172,10 +157,14 @@ final class WALCheckpointer: Sendable {
         trimmer.disengage()
         let stopped = ContinuousClock.now
         queue.async {
-            // Checkpoint what the run left, or the next client commit would.
+            // Checkpoint what the run left, or the next client commit would: the automatic
+            // checkpoint comes back only after it (a client's commit that found it back with
+            // the run's last frames still to copy paid for copying them and the fsync, and
+            // every client behind it waited: 130-140 ms now and then at 4M rows, issue 44).
             if due { self.checkpoint() }
+            _ = try? store.database.writeWithoutTransaction { db in hook.restoreIfIdle(db) }
             trimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
-                                 clientsActive: { clientsActive?() ?? true }, checkpoint: { self.checkpoint() })
+                                 clientsActive: { clientsActive?() ?? false }, checkpoint: { self.checkpoint() })
             // Given back only while nobody calls: the truncation is a checkpoint on the writer
             // connection, and a client's write arriving then would wait for it (a client at 4M
             // rows waited 115 ms for one that began after the clients came back). What the
@@ -198,4 +187,61 @@ final class WALCheckpointer: Sendable {
         }
     }
 
+}
+
+/// The WAL hook the runs on one store put on its writer connection in place of SQLite's
+/// automatic checkpoint: it only records the WAL's size after each commit. Shared by the runs
+/// on the store: a run that begins while the previous run's last checkpoint is still queued
+/// keeps the hook (and the automatic checkpoint's setting saved when the first run installed
+/// it); the setting comes back when the last run's last checkpoint is done and no run is on.
+/// Every method runs on the writer connection, so the writer orders them.
+final class WALHook: Sendable {
+    /// Pages in the WAL after the last commit on the writer connection (set by the hook).
+    final class Frames: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    private struct State {
+        /// The writer's `wal_autocheckpoint` before the hook, while the hook is installed.
+        var saved: Int?
+        var runs = 0
+    }
+
+    let frames = Frames()
+    private let state = Mutex(State())
+
+    /// A run begins: installs the hook unless it is there.
+    func engage(_ db: Database) throws {
+        let installed = state.withLock { state -> Bool in
+            state.runs += 1
+            return state.saved != nil
+        }
+        guard !installed else { return }
+        let previous = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
+        // Retained for good (one per open store): the hook never sees a freed context.
+        let context = Unmanaged.passUnretained(frames).toOpaque()
+        sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
+            if let context {
+                Unmanaged<Frames>.fromOpaque(context).takeUnretainedValue().value.store(Int(pages), ordering: .relaxed)
+            }
+            return SQLITE_OK
+        }, context)
+        state.withLock { $0.saved = previous }
+    }
+
+    /// A run ended (its last checkpoint is still to come).
+    func disengage() {
+        state.withLock { $0.runs = max(0, $0.runs - 1) }
+    }
+
+    /// After a run's last checkpoint: the automatic checkpoint back, unless a run is on.
+    func restoreIfIdle(_ db: Database) {
+        let saved = state.withLock { state -> Int? in
+            guard state.runs == 0, let saved = state.saved else { return nil }
+            state.saved = nil
+            return saved
+        }
+        guard let saved else { return }
+        try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(saved)")
+    }
 }
