@@ -56,6 +56,9 @@ public final class ObjectContext {
     /// The older model version this context serves (``init(store:serving:)``), nil for the
     /// store's own.
     let bridge: VersionBridge?
+    /// The older model version this context serves (``init(store:serving:)``); nil for a
+    /// context in the store's own version.
+    public var servedBridge: VersionBridge? { bridge }
     private var nextTemporaryKey: Int64 = -1
     /// Objects of an older generation are detached (``reset()``).
     private(set) var generation = 1
