@@ -35,7 +35,7 @@ SKIP_LOG = .build/skipped-systemd-tests.txt
 # within one batch, the watchdog beside slow calls, kill -9 rounds, the units under a private
 # systemd with a 3 s watchdog): they run after the rest, one at a time, so that the parallel
 # suite's own load does not decide them.
-TIMED_SUITES = SchedulerLoadTests|SystemdTests|StagedSystemdTests|JournalTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
+TIMED_SUITES = SchedulerLoadTests|CallIsolationTests|SystemdTests|StagedSystemdTests|JournalTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
 
 # Every `swift test` run's output also goes to TEST_LOG; when one fails, the last lines of
 # `make test` name the failing tests (scripts/report-failures.sh).

@@ -29,10 +29,14 @@ let package = Package(
     targets: [
         // Units every other module shares (Duration arithmetic): no dependencies at all.
         .target(name: "StrataUnits"),
+        // RE2 (Debian's libre2-dev) behind a small C interface: MATCHES matches in time linear in
+        // the text, whatever the pattern (docs/Predicates.md).
+        .target(name: "CStrataRE2", linkerSettings: [.linkedLibrary("re2")]),
         .target(
             name: "Strata",
             dependencies: [
                 "StrataUnits",
+                "CStrataRE2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -178,5 +182,6 @@ let package = Package(
             exclude: ["python", "systemd"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -9,7 +9,8 @@ set -euo pipefail
 
 # systemd and procps: scripts/with-systemd boots a private systemd for the systemd-facing tests
 # (the machine's own PID 1 need not be systemd).
-packages=(libsqlite3-dev libsystemd-dev sqlite3 pkg-config systemd procps)
+# libre2-dev: RE2, the linear-time regular expression engine behind MATCHES (CStrataRE2).
+packages=(libsqlite3-dev libsystemd-dev libre2-dev sqlite3 pkg-config systemd procps)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -259,7 +259,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             run.delaySeconds = stats.delaySeconds
             run.rowsProcessed = stats.rowsProcessed
             run.batches = Int64(stats.batches)
-            run.waits = stats.clientWaitMaxMs
+            run.waits = stats.clientWaitMaxMs ?? [:]
         }
         await group.triggerGracefulShutdown()
         _ = try? await service.value

@@ -150,6 +150,11 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
             that version within rollout.grace; `stratactl clients`) are held: the scheduler and \
             this command leave them, and `pending` says why. --now runs them anyway after \
             saying who loses access: it asks on a terminal, and needs --force otherwise (scripts).
+
+            On a replicated store (replication: in the daemon's configuration) a --now run is \
+            paced by the replica as the scheduler's turns are: when the next batch would take the \
+            replica's lag past replication.max_lag the run waits for Litestream to catch up, then \
+            goes on; the result says how long it waited. --ignore-lag goes on whatever the lag.
             """
     )
     @OptionGroup var options: DaemonOptions
@@ -159,14 +164,17 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     @Flag(name: .customLong("if-idle"), help: "Run only if the scheduler allows it (the default; for timers).") var ifIdle = false
     @Flag(name: .long, help: "Give the free pages back in this run too (the incremental vacuum), instead of in the scheduler's idle turns.") var reclaim = false
     @Flag(name: .long, help: "With --now: run tasks held for clients of an older model version without asking (they lose access to what the tasks drop).") var force = false
+    @Flag(name: .customLong("ignore-lag"), help: "With --now on a replicated store: go on whatever the replica's lag (by default the run waits for it past replication.max_lag).") var ignoreLag = false
 
     func validate() throws {
         if now && ifIdle { throw ValidationError("--now and --if-idle contradict each other") }
         if force && !now { throw ValidationError("--force goes with --now (held tasks run only in a forced run)") }
+        if ignoreLag && !now { throw ValidationError("--ignore-lag goes with --now: a run without it waits for the scheduler, which holds the work while the replica is behind") }
     }
 
     func run() async throws {
-        var parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil)
+        var parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil,
+                                                               ignoreLag: ignoreLag ? true : nil)
         try await withAdmin(options) { admin in
             if now {
                 // Held tasks: say who loses access, then ask (or take --force).
@@ -213,6 +221,7 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                         line += " (the change is complete; \(pages) go back to the file system when the store is idle, or now with --reclaim)"
                     }
                     print(line)
+                    if let lag = result.replicaLag { print("\(result.store): replica: \(lag)") }
                 }
                 if failed { throw ExitStatus.failure }
             }

@@ -71,6 +71,37 @@ struct ConfigurationTests {
         #expect(configuration.logLevel == "debug")
     }
 
+    /// A socket path longer than a Unix socket holds (107 bytes and the NUL) is refused when the
+    /// configuration is read — by `--check-config` as by the start — naming the key and the
+    /// limit, from the file and from an override alike (issue 45).
+    @Test func aSocketPathTooLongForAUnixSocketIsRefused() throws {
+        let long = "/run/" + String(repeating: "s", count: 100) + "/admin.sock"
+        for (text, overrides, key) in [
+            ("stores: []\nsockets:\n  admin:\n    path: \(long)\n", ConfigurationLoader.Overrides(), "sockets.admin.path"),
+            ("stores: []\n", ConfigurationLoader.Overrides(dataSocket: long), "sockets.data.path"),
+        ] {
+            let error = try #require(throws: ConfigurationError.self) { try ConfigurationLoader().parse(text, file: "t.yaml", overrides: overrides) }
+            #expect(error.key == key, "\(error)")
+            #expect(error.reason.contains("\(long.utf8.count) bytes long") && error.reason.contains("at most 107 bytes"), "\(error)")
+        }
+        // 107 bytes fit.
+        let fits = "/tmp/" + String(repeating: "s", count: 102)
+        #expect(fits.utf8.count == ConfigurationLoader.maxSocketPathBytes)
+        #expect(try ConfigurationLoader().parse("stores: []\n", file: "t.yaml", overrides: .init(adminSocket: fits)).adminSocket.path == fits)
+    }
+
+    @Test func checkConfigRefusesWhatTheStartWould() throws {
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try sandbox.writeConfig()
+        let long = sandbox.directory.path + "/" + String(repeating: "d", count: 110) + ".sock"
+        let check = try runCommand(Paths.stratad, ["--config", sandbox.configPath, "--check-config", "--data-socket", long])
+        #expect(check.status == 78, "\(check.output)")
+        #expect(check.output.contains("sockets.data.path") && check.output.contains("at most 107 bytes"), "\(check.output)")
+        let start = try runCommand(Paths.stratad, ["--config", sandbox.configPath, "--data-socket", long])
+        #expect(start.status == 78, "\(start.output)")
+    }
+
     @Test func interfaceFilesMatchTheServedDefinitions() throws {
         for (file, served) in [("io.strata.Admin", StrataAdmin.definition), ("io.strata.Store", StrataStore.definition)] {
             let text = try String(contentsOf: Paths.packageRoot.appendingPathComponent("varlink/\(file).varlink"), encoding: .utf8)

@@ -203,6 +203,14 @@ struct SchedulerLoadTests {
         let final = try await admin.scheduler()
         #expect(idleAgain, "\(final)")
         #expect((final["stats"]?["rowsProcessed"]?.intValue ?? 0) >= Int64(Self.rows))
+        // The longest a client could have waited behind each step of the work is in Status
+        // (every step of the rewrite the store went through: its copy and its swap).
+        let waits = final["stats"]?["clientWaitMaxMs"]?.objectValue ?? [:]
+        #expect(waits["copy batch"]?.doubleValue != nil && waits["swap"]?.doubleValue != nil, "\(waits)")
+        // And in the metrics, a gauge per step, described.
+        let metrics = try await admin.call("Metrics", [:])["text"]?.stringValue ?? ""
+        #expect(metrics.contains("# HELP strata_deferred_client_wait_max_seconds "), "\(metrics)")
+        #expect(metrics.contains("strata_deferred_client_wait_max_seconds{step=\"copy batch\"}"), "\(metrics)")
         print("scheduler after the load test: started \(startedAfter) after the clients stopped; stats \(final["stats"] ?? .null)")
 
         // Run-time settings through the admin interface, gh-ost style.

@@ -170,4 +170,69 @@ struct ShutdownTests {
         #expect(lock.isHeld)
         #expect(await busy.reply() == nil, "the cut-off call was answered")
     }
+
+    /// Ten observers waiting for commits when SIGTERM comes (issue 45): each gets a final reply
+    /// at once — `ShuttingDown`, naming the token to observe again from — and the daemon stops
+    /// well within the shutdown timeout instead of at its end.
+    @Test func observersGetAFinalReplyAtSigtermAndTheDaemonStopsAtOnce() async throws {
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try sandbox.writeConfig(limits: "limits:\n  shutdown_timeout: 20s")
+        let daemon = try DaemonProcess(config: sandbox.configPath)
+        try await waitForSocket(sandbox.dataSocket)
+        var observers: [RawVarlinkSocket] = []
+        for _ in 0..<10 {
+            let observer = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(15)))
+            let raw = #"{"method":"io.strata.Store.Observe","parameters":{"store":"aircraft"},"more":true}"#
+            #expect(await observer.write(Array(raw.utf8) + [0]))
+            let first = await observer.reply()
+            #expect(first?.parameters["token"] != nil, "\(String(describing: first))")
+            observers.append(observer)
+        }
+        let signalled = ContinuousClock.now
+        daemon.signal(SIGTERM)
+        for observer in observers {
+            let last = await observer.reply()
+            #expect(last?.error == "io.strata.Varlink.ShuttingDown", "\(String(describing: last))")
+            #expect(last?.parameters["reason"]?.stringValue?.contains("observe again with since 0") == true, "\(String(describing: last))")
+        }
+        let answered = ContinuousClock.now - signalled
+        #expect(await daemon.waitForExit() == 0, "\(daemon.log)")
+        let stopped = ContinuousClock.now - signalled
+        // Before: every observer held the daemon for the whole shutdown timeout, and got no reply.
+        #expect(answered < .seconds(5) && stopped < .seconds(8), "answered after \(answered), stopped after \(stopped)\n\(daemon.log)")
+    }
+
+    /// An observer whose client closed its socket gives its connection slot back at once, not
+    /// at the store's next commit (issue 45): the connection count falls with no write at all.
+    @Test func anObserverWhosePeerClosedFreesItsSlotAtOnce() async throws {
+        let sandbox = try DaemonSandbox()
+        defer { sandbox.remove() }
+        try sandbox.writeConfig()
+        let daemon = try DaemonProcess(config: sandbox.configPath)
+        defer { daemon.signal(SIGKILL) }
+        try await waitForSocket(sandbox.dataSocket)
+        func dataConnections() async throws -> Int {
+            let text = try await VarlinkClient.withConnection(to: sandbox.adminSocket) { try await $0.call(StrataAdmin.Metrics.self) }.text
+            let line = text.split(separator: "\n").first { $0.hasPrefix("strata_varlink_connections{socket=\"data\"}") }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? -1
+        }
+        var observers: [RawVarlinkSocket] = []
+        for _ in 0..<5 {
+            let observer = try #require(await RawVarlinkSocket.connect(sandbox.dataSocket, receiveTimeout: .seconds(10)))
+            let raw = #"{"method":"io.strata.Store.Observe","parameters":{"store":"aircraft"},"more":true}"#
+            #expect(await observer.write(Array(raw.utf8) + [0]))
+            #expect(await observer.reply() != nil)
+            observers.append(observer)
+        }
+        #expect(try await dataConnections() == 5)
+        for observer in observers { Glibc.shutdown(observer.fd, Int32(SHUT_RDWR)) }
+        let deadline = ContinuousClock.now + .seconds(3)
+        var count = try await dataConnections()
+        while count != 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            count = try await dataConnections()
+        }
+        #expect(count == 0, "\(count) data connections left with their peers gone and nothing committed\n\(daemon.log)")
+    }
 }

@@ -146,4 +146,23 @@ struct DeferredIndexAtOnceTests {
             try store.close()
         }
     }
+
+    @Test("an index is built at once only while its sorter's merge setup fits one batch budget (issue 44)")
+    func notTriedWhenItsMergeSetupOutlastsABatch() async throws {
+        // 40,000 rows: a merge setup predicted at 8 ns a row, 0.32 ms. With a 0.3 ms budget it
+        // does not fit (a client arriving then would wait for all of it); with 2 ms it does.
+        // The idle budget (200 ms) is ample for the build itself in both.
+        for (budget, atOnce) in [(Duration.microseconds(300), false), (.milliseconds(2), true)] {
+            let directory = TemporaryDirectory("atonce")
+            let (logger, messages) = CapturingLogHandler.logger()
+            let store = try Self.store(rows: Self.rows, in: directory, logger: logger)
+            let options = FinishOptions(batchBudget: budget, clientsActive: { false }, clientsQuiet: { .seconds(60) },
+                                        idleBatchBudget: .milliseconds(200))
+            let report = try await store.finishDeferredMigration(options)
+            #expect(report.tasksRemaining == 0)
+            #expect(messages.count(containing: "built index Item_byRankLabel at once") == (atOnce ? 1 : 0), "budget \(budget)")
+            try Self.checkBuilt(store, rows: Self.rows)
+            try store.close()
+        }
+    }
 }

@@ -192,7 +192,9 @@ struct FetchQueryTests {
         ("name CONTAINS 4", .typeMismatch, 14, "CONTAINS compares strings"),
         ("hours ==[c] 1", .invalidOperator, 0, "[c] compares strings"),
         ("name < nil", .invalidOperator, 5, "< cannot compare with nil"),
-        ("name MATCHES '(['", .invalidOperator, 13, "not a valid ICU regular expression"),
+        ("name MATCHES '(['", .invalidOperator, 13, "the MATCHES pattern is refused at byte 1 of the pattern ([)"),
+        ("name MATCHES '(a)\\\\1'", .invalidOperator, 13, "MATCHES takes RE2 syntax, which has no backreferences or lookaround"),
+        ("name MATCHES 'x(?=y)'", .invalidOperator, 13, "the MATCHES pattern is refused at byte 1 of the pattern"),
         ("name == hours", .typeMismatch, 5, "cannot compare 'name' (a string attribute of 'Vehicle') with 'hours' (a double attribute of 'Vehicle')"),
         ("ANY vehicles.hours > 'x'", .typeMismatch, 21, "'hours' is a double attribute of 'Vehicle'"),
     ] as [(String, FetchPredicateError.Code, Int, String)])

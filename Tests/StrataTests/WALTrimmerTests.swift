@@ -199,4 +199,31 @@ struct WALTrimmerTests {
         #expect(try DeferredBoundedStepsTests.writerSetting(store, "journal_size_limit") == PersistentStore.walSizeLimit)
         #expect(try Self.rows(store) == 20_001)
     }
+
+    @Test("after a run, while a client call is in flight, the WAL is cut in small steps far apart; with nobody there, in large ones (issue 44)",
+          arguments: [true, false])
+    func cutsStepAsideForClients(clientsActive: Bool) throws {
+        let temp = TemporaryStore()
+        let store = try temp.open(Self.model)
+        defer { try? store.close() }
+        let checkpointer = try WALCheckpointer(store: store)
+        try WALSizeLimitTests().growThenRestart(store)
+        let over = Self.walBytes(store) - PersistentStore.walSizeLimit
+        #expect(over > 3 * WALTrimmer.minimumStep, "the WAL is \(over) bytes over the limit")
+        let stepsBefore = store.walTrimmer.steps.load(ordering: .relaxed)
+        let started = ContinuousClock.now
+        checkpointer.stop(store: store, clientsActive: { clientsActive })
+        store.checkpointQueue.sync {}
+        let steps = store.walTrimmer.steps.load(ordering: .relaxed) - stepsBefore
+        #expect(Self.walBytes(store) <= PersistentStore.walSizeLimit)
+        if clientsActive {
+            // Each cut frees blocks that the file system's next journal commit gives back to
+            // the device, and every write waits for that commit: at most 4 MiB a cut, 50 ms apart.
+            #expect(steps >= over / WALTrimmer.minimumStep, "\(steps) cuts for \(over) bytes")
+            #expect(ContinuousClock.now - started >= WALTrimmer.clientPause * (steps - 1))
+        } else {
+            #expect(steps <= 2, "\(steps) cuts for \(over) bytes")
+        }
+        #expect(try Self.rows(store) == 20_001)
+    }
 }

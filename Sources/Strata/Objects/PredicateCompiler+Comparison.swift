@@ -122,7 +122,7 @@ extension PredicateCompiler {
             do {
                 _ = try SQLFunctions.regularExpression(pattern, flags: flags)
             } catch {
-                throw fail(.invalidOperator, "the MATCHES pattern is not a valid ICU regular expression; check its brackets and escapes", site(of: r, c))
+                throw fail(.invalidOperator, "the MATCHES pattern is refused \(error); check its brackets and escapes", site(of: r, c))
             }
         }
         switch op {

@@ -1,3 +1,4 @@
+import CStrataRE2
 import Foundation
 import GRDB
 
@@ -14,7 +15,7 @@ import GRDB
 /// | `strata_endswith(text, suffix, flags)` | 1 if `text` ends with `suffix` |
 /// | `strata_contains(text, needle, flags)` | 1 if `text` contains `needle` |
 /// | `strata_like(text, pattern, flags)` | 1 if the whole `text` matches a `*`/`?` wildcard pattern |
-/// | `strata_matches(text, regex, flags)` | 1 if the whole `text` matches an ICU regular expression |
+/// | `strata_matches(text, regex, flags)` | 1 if the whole `text` matches a regular expression (RE2 syntax, linear time) |
 ///
 /// Other SQLite tools see these names in no schema object: they only appear in queries.
 public enum SQLFunctions {
@@ -37,7 +38,7 @@ public enum SQLFunctions {
             guard case .string(let text) = args[0].storage, case .string(let pattern) = args[1].storage else { return nil }
             let flags = flags(args[2])
             let regex = try regularExpression(pattern, flags: flags)
-            return try matches(regex, fold(text, flags: flags & 2))
+            return regex.matches(fold(text, flags: flags & 2))
         })
     }
 
@@ -52,45 +53,14 @@ public enum SQLFunctions {
         return text.folding(options: options, locale: nil).precomposedStringWithCanonicalMapping
     }
 
-    /// Compiles a MATCHES pattern (cached), throwing when it is not a valid ICU regular expression.
-    static func regularExpression(_ pattern: String, flags: Int) throws -> NSRegularExpression {
+    /// Compiles a MATCHES pattern (cached), throwing ``RegexError`` when it is not a valid
+    /// regular expression or does not fit the engine's limits.
+    static func regularExpression(_ pattern: String, flags: Int) throws(RegexError) -> LinearRegex {
         let key = "\(flags)\u{0}\(pattern)"
         if let cached = regexCache.get(key) { return cached }
-        var options: NSRegularExpression.Options = []
-        if flags & 1 != 0 { options.insert(.caseInsensitive) }
-        // Whole-string match, like NSPredicate's MATCHES: anchored at the start, \z at the end.
-        let regex = try NSRegularExpression(pattern: "(?:" + fold(pattern, flags: flags & 2) + ")\\z", options: options)
+        let regex = try LinearRegex(fold(pattern, flags: flags & 2), caseInsensitive: flags & 1 != 0)
         regexCache.set(key, regex)
         return regex
-    }
-
-    /// Whether the whole `text` matches. Under a ``CallDeadline`` (a daemon call), ICU reports
-    /// progress every few thousand backtracking steps and the match stops once the deadline
-    /// passed, throwing: a pattern like `(a+)+b` cannot run unbounded.
-    static func matches(_ regex: NSRegularExpression, _ text: String) throws -> Bool {
-        let range = NSRange(text.startIndex..., in: text)
-        guard CallDeadline.isSetOnThisThread else {
-            return regex.firstMatch(in: text, options: [.anchored], range: range) != nil
-        }
-        var found = false
-        var stopped = false
-        regex.enumerateMatches(in: text, options: [.anchored, .reportProgress], range: range) { result, _, stop in
-            if result != nil {
-                found = true
-                stop.pointee = true
-            } else if CallDeadline.hasExpiredOnThisThread() {
-                stopped = true
-                stop.pointee = true
-            }
-        }
-        if stopped { throw RegexStopped() }
-        return found
-    }
-
-    /// Thrown by `strata_matches` when the call's deadline stopped a match (the statement
-    /// fails; ``CallDeadline`` turns it into ``StoreError/Code/callTimeout``).
-    struct RegexStopped: Error, CustomStringConvertible {
-        var description: String { "MATCHES stopped: the call's time limit passed" }
     }
 
     /// `*` matches any run of characters, `?` one character, `\` escapes the next one.
@@ -153,21 +123,21 @@ public enum SQLFunctions {
 
 /// A small cache of compiled MATCHES patterns shared by all connections.
 ///
-/// `@unchecked Sendable`: the dictionary is only touched under `lock`, and
-/// NSRegularExpression is immutable and thread-safe. (An NSLock rather than
+/// `@unchecked Sendable`: the dictionary is only touched under `lock`, and a compiled
+/// ``LinearRegex`` is immutable and safe to match from any thread. (An NSLock rather than
 /// `Synchronization.Mutex`, which needs macOS 15 while the package supports macOS 14.)
 private final class RegexCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [String: NSRegularExpression] = [:]
+    private var entries: [String: LinearRegex] = [:]
     private let capacity = 128
 
-    func get(_ key: String) -> NSRegularExpression? {
+    func get(_ key: String) -> LinearRegex? {
         lock.lock()
         defer { lock.unlock() }
         return entries[key]
     }
 
-    func set(_ key: String, _ regex: NSRegularExpression) {
+    func set(_ key: String, _ regex: LinearRegex) {
         lock.lock()
         defer { lock.unlock() }
         if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }

@@ -106,6 +106,27 @@ public struct ConfigurationLoader: Sendable {
         if configuration.adminSocket.path == configuration.dataSocket.path {
             throw ConfigurationError(.duplicate, file: file, key: "sockets.data.path", "the data socket cannot use the admin socket's path '\(configuration.adminSocket.path)'")
         }
+        for (key, socket) in [("sockets.admin.path", configuration.adminSocket), ("sockets.data.path", configuration.dataSocket)] {
+            try Self.checkSocketPath(socket.path, key: key, file: file)
+        }
+    }
+
+    /// The longest path a Unix socket can be bound at, in bytes: `sun_path` holds 108 bytes,
+    /// the last of them the terminating NUL.
+    public static let maxSocketPathBytes = 107
+
+    /// Refuses a socket path the daemon could not bind (an empty one, one longer than
+    /// ``maxSocketPathBytes``, one with a NUL byte), naming the key and the limit, so that
+    /// `--check-config` refuses what the start would.
+    static func checkSocketPath(_ path: String, key: String, file: String) throws(ConfigurationError) {
+        let length = path.utf8.count
+        guard length > 0, !path.utf8.contains(0) else {
+            throw ConfigurationError(.invalidValue, file: file, key: key, "a socket path must be a non-empty path without NUL bytes")
+        }
+        guard length <= maxSocketPathBytes else {
+            throw ConfigurationError(.invalidValue, file: file, key: key,
+                                     "'\(path)' is \(length) bytes long; a Unix socket path holds at most \(maxSocketPathBytes) bytes (sun_path): choose a shorter path, such as one under /run/strata")
+        }
     }
 
     private func checkModel(_ store: StoreConfiguration, index: Int, file: String) throws(ConfigurationError) {

@@ -35,9 +35,12 @@ public struct Limits: Sendable, Hashable {
     /// Deepest nesting of arrays and objects in a message (Foundation refuses past 512 with
     /// a generic error; this bound names itself).
     public static let maxJSONDepth = VarlinkCall.defaultMaxDepth
-    /// Blocking calls that run at once on one store (its own threads: a slow call on one
-    /// store never delays another store, the event loops or the watchdog).
+    /// Blocking calls that run at once on one store's query lane (its own threads: a slow call
+    /// on one store never delays another store, the event loops or the watchdog).
     public static let storeThreads = 2
+    /// Calls that run at once on one store's key lane: writes and lookups by key, which no
+    /// query of the store can hold up (docs/Security.md, "Lanes").
+    public static let storeKeyThreads = 2
 
     /// Memberwise initializer.
     public init(maxMessageSize: Int = 1 << 20, idleTimeout: Duration = .seconds(60), messageTimeout: Duration = .seconds(10),

@@ -52,15 +52,16 @@ struct AdminHandlers: Sendable {
         let settings = await scheduler.settings()
         // The free pages are given back by the scheduler's idle turns unless the request asks.
         let reclaim = parameters.reclaim ?? false
+        let ignoreLag = parameters.ignoreLag ?? false
         guard parameters.wait ?? false else {
-            runner.start(stores, now: now, reclaim: reclaim, settings: settings)
+            runner.start(stores, now: now, reclaim: reclaim, ignoreLag: ignoreLag, settings: settings)
             return .init(state: .started)
         }
         let stream = AsyncStream<StrataAdmin.FinishDeferred.Reply>.makeStream()
         let forward = Task {
             for await progress in stream.stream { try? await replies.progress(progress) }
         }
-        let results = await runner.finish(stores, now: now, reclaim: reclaim, settings: settings) { store, progress in
+        let results = await runner.finish(stores, now: now, reclaim: reclaim, ignoreLag: ignoreLag, settings: settings) { store, progress in
             stream.continuation.yield(.init(state: .running, progress: StrataAdmin.FinishProgress(progress, store: store)))
         }
         stream.continuation.finish()

@@ -124,7 +124,8 @@ extension StrataAdmin.FinishResult {
                   tasksRemaining: report?.tasksRemaining ?? failure?.tasksRemaining ?? result.pendingTasks,
                   rowsProcessed: report?.rowsProcessed ?? failure?.rowsProcessed ?? 0, batches: report?.batches ?? failure?.batches ?? 0,
                   seconds: report?.seconds ?? failure?.seconds ?? 0, stoppedEarly: report?.stoppedEarly ?? (result.error != nil),
-                  error: result.error, reclaimLeft: report?.spaceReclaimLeft == true ? true : nil, freePages: result.freePages)
+                  error: result.error, reclaimLeft: report?.spaceReclaimLeft == true ? true : nil, freePages: result.freePages,
+                  replicaLag: result.replicaLag)
     }
 }
 

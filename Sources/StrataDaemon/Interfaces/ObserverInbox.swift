@@ -1,4 +1,5 @@
 import Foundation
+import StrataVarlink
 import Strata
 import Synchronization
 
@@ -36,6 +37,9 @@ final class ObserverInbox: Sendable {
         case closed
         /// The observer went away.
         case cancelled
+        /// The daemon is shutting down, or the peer closed its connection
+        /// (``VarlinkCallEnding``): the observer ends now.
+        case interrupted(VarlinkCallEnding.Reason)
     }
 
     private struct State {

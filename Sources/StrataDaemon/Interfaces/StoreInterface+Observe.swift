@@ -91,6 +91,9 @@ extension StoreInterface {
     /// one write when it is behind. An observer with more than `limits.maxObserverQueue`
     /// transactions waiting gets `ObserverOverflow` (naming the limit and its resume token),
     /// and its connection is closed once it takes nothing for `limits.observerGrace`; the others never wait for it.
+    /// When the daemon shuts down the observer ends at once with `ShuttingDown` (naming the
+    /// token to resume from); when its peer closes the connection it ends at once, without a
+    /// commit to find the socket gone (``VarlinkCallEnding``).
     static func observe(_ parameters: StrataStore.Observe.Parameters, on hosted: HostedStore, context: VarlinkCallContext,
                         replies: VarlinkReplies<StrataStore.Observe.Reply>, limits: Limits) async throws -> StrataStore.Observe.Reply {
         guard replies.more else { throw VarlinkError.expectedMore() }
@@ -123,6 +126,7 @@ extension StoreInterface {
             }
         }
         defer { inbox.end(.cancelled) }
+        context.ending.onEnd { reason in inbox.end(.interrupted(reason)) }
         let joined = try await hosted.observerFeed.subscribe(inbox, on: hosted)
         var cursor = start
         try await replies.progress(.init(transaction: nil, token: cursor))
@@ -145,8 +149,16 @@ extension StoreInterface {
             inbox.wrote()
             return true
         }
+        /// The call's end when the daemon shuts down or the peer went: `ShuttingDown` naming the
+        /// token to resume from, or the last reply nobody will read.
+        func interrupted(_ reason: VarlinkCallEnding.Reason) throws -> StrataStore.Observe.Reply {
+            let cursor = max(cursor, inbox.delivered)
+            guard reason == .shutdown else { return .init(transaction: nil, token: cursor) }
+            throw VarlinkError.shuttingDown(reason: "stratad is stopping: observe again with since \(cursor) once it is back")
+        }
         // What committed before the feed took this observer on: read here, page by page.
         while cursor < joined {
+            if let reason = context.ending.reason { return try interrupted(reason) }
             let from = cursor
             let (transactions, next) = try await run(hosted, limits: limits) { context -> ([HistoryTransaction], Int64) in
                 let page = try context.store.history(since: from, entities: filter.entities, limit: observePageSize)
@@ -166,6 +178,7 @@ extension StoreInterface {
         for await _ in inbox.wakeups {
             let (items, ending) = inbox.take()
             if case .overflow? = ending { throw overflow() }
+            if case .interrupted(let reason)? = ending, reason == .peerClosed { return try interrupted(reason) }
             cursor = max(cursor, inbox.delivered)
             let fresh = items.filter { $0.token > cursor }
             var messages: [(token: Int64, message: Data)] = []
@@ -184,6 +197,7 @@ extension StoreInterface {
                 if let error = error as? any VarlinkErrorConvertible { throw error }
                 throw failure(error, store: hosted.name) ?? error
             }
+            if case .interrupted(let reason)? = ending { return try interrupted(reason) }
             if ending != nil { break }
         }
         throw HostingError.unavailable(store: hosted.name, reason: "the store closed; observe again once it is back")

@@ -13,6 +13,31 @@ extension StoreInterface {
         var limit: Int64? = nil
         var offset: Int64? = nil
 
+        /// The lane the query runs on (docs/Security.md, "Lanes"): the key lane for a lookup by
+        /// primary key — `SELF == %@` (or `self`, `=`, an integer literal), `SELF IN %@` with at
+        /// most ``maxKeysInALookup`` keys — with no sort (the rows come by primary key); the query lane for anything
+        /// else. Decided from the text alone, before anything is parsed or compiled: a lookup by
+        /// key costs a few seeks whatever the store, so a query cannot take its threads.
+        var lane: HostedStore.Lane {
+            guard let predicate, predicate.utf8.count <= 64, (sort ?? []).isEmpty else { return .query }
+            let words = predicate.split(whereSeparator: \.isWhitespace)
+            guard words.count == 3, words[0] == "SELF" || words[0] == "self" else { return .query }
+            switch (words[1], words[2]) {
+            case ("==", "%@"), ("=", "%@"):
+                return (arguments ?? []).count == 1 ? .key : .query
+            case ("==", let literal), ("=", let literal):
+                return Int64(literal) != nil ? .key : .query
+            case ("IN", "%@"):
+                guard let arguments, arguments.count == 1, case .array(let keys) = arguments[0], keys.count <= Self.maxKeysInALookup else { return .query }
+                return .key
+            default:
+                return .query
+            }
+        }
+
+        /// The most keys a lookup by key (`SELF IN %@`) takes on the key lane.
+        static let maxKeysInALookup = 1_000
+
         /// The request; `counting` ignores sort, limit and offset.
         ///
         /// - Throws: `InvalidParameter` (an argument that is an object, arguments without a

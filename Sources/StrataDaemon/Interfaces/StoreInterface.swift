@@ -22,7 +22,8 @@ public struct StoreInterface: VarlinkTableInterface {
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments,
                               sort: parameters.sort, limit: parameters.limit, offset: parameters.offset)
             return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
-                StrataStore.Fetch.Reply(objects: try await Self.run(hosted, limits: limits, version: parameters.version, throughContextOnly: true) { context in
+                StrataStore.Fetch.Reply(objects: try await Self.run(hosted, limits: limits, lane: query.lane, version: parameters.version,
+                                                                    throughContextOnly: true) { context in
                     try Self.fetch(query, in: context, maxObjects: maxObjects)
                 })
             }
@@ -30,7 +31,8 @@ public struct StoreInterface: VarlinkTableInterface {
         table.on(StrataStore.Count.self) { parameters, call, _ in
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments)
             return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
-                StrataStore.Count.Reply(count: try await Self.run(hosted, limits: limits, version: parameters.version, throughContextOnly: true) { context in
+                StrataStore.Count.Reply(count: try await Self.run(hosted, limits: limits, lane: query.lane, version: parameters.version,
+                                                                  throughContextOnly: true) { context in
                     Int64(try context.count(try query.request(counting: true, maxObjects: maxObjects)))
                 })
             }
@@ -110,12 +112,14 @@ public struct StoreInterface: VarlinkTableInterface {
     /// counts and saves, so the schema is checked in their transactions (the store's
     /// `TransactionGate`) instead of in a read of its own first.
     ///
-    /// `version`: the model version the call named; the context serves it (``HostedVersions``).
-    static func run<T: Sendable>(_ hosted: HostedStore, limits: Limits, writer: Writer? = nil, version: String? = nil, throughContextOnly: Bool = false,
+    /// `lane`: the store's threads it runs on (``HostedStore/Lane``). `version`: the model
+    /// version the call named; the context serves it (``HostedVersions``).
+    static func run<T: Sendable>(_ hosted: HostedStore, limits: Limits, writer: Writer? = nil, lane: HostedStore.Lane = .query,
+                                 version: String? = nil, throughContextOnly: Bool = false,
                                  _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
         let (timeout, limit) = callTimeout(of: hosted, limits: limits)
         do {
-            return try await hosted.perform(schemaCheckedByContexts: throughContextOnly) { store in
+            return try await hosted.perform(lane: lane, schemaCheckedByContexts: throughContextOnly) { store in
                 let context = try Self.context(on: store, hosted: hosted, version: version)
                 context.deadline = CallDeadline(timeout: timeout, limit: limit)
                 if let writer {
@@ -164,7 +168,7 @@ public struct StoreInterface: VarlinkTableInterface {
 
     /// Applies one operation and saves; the object as saved (`{}` for a delete).
     private static func save(_ operation: ObjectOperation, on hosted: HostedStore, limits: Limits, writer: Writer, version: String?) async throws -> JSONValue {
-        try await run(hosted, limits: limits, writer: writer, version: version, throughContextOnly: true) { context in
+        try await run(hosted, limits: limits, writer: writer, lane: .key, version: version, throughContextOnly: true) { context in
             try Self.checkInsert(operation, in: context, store: hosted.name)
             let object = try operation.apply(in: context, index: nil)
             try context.save()
@@ -182,7 +186,7 @@ public struct StoreInterface: VarlinkTableInterface {
         let operations = try list.enumerated().map { index, operation in
             try ObjectOperation(operation.op, entity: operation.entity, id: operation.id, values: operation.values, index: index)
         }
-        return try await run(hosted, limits: limits, writer: writer, version: version, throughContextOnly: true) { context in
+        return try await run(hosted, limits: limits, writer: writer, lane: .key, version: version, throughContextOnly: true) { context in
             for operation in operations { try Self.checkInsert(operation, in: context, store: hosted.name) }
             let objects = try operations.enumerated().map { index, operation in try operation.apply(in: context, index: index) }
             try context.save()

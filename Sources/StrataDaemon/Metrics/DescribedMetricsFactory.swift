@@ -13,6 +13,7 @@ public struct DescribedMetricsFactory: MetricsFactory {
         "strata_store_requests_total": "Calls served on the store",
         "strata_client_calls_total": "Data-socket calls to the store by the model version they were served at (named by the call, or the store's)",
         "strata_request_duration_seconds": "Time to answer a Varlink call, by method",
+        "strata_deferred_client_wait_max_seconds": "The longest a client arriving at the worst moment could have waited behind each step of deferred work",
     ]
 
     private let plain: PrometheusMetricsFactory
@@ -36,9 +37,11 @@ public struct DescribedMetricsFactory: MetricsFactory {
         return registry.makeCounter(descriptor: .named(label, help: help), labels: dimensions)
     }
 
-    /// A recorder, as the plain factory makes it.
+    /// A recorder, as the plain factory makes it; a gauge (`aggregate` false) with its HELP
+    /// text when ``help`` has one.
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        plain.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+        guard !aggregate, let help = Self.help[label] else { return plain.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
+        return registry.makeGauge(descriptor: .named(label, help: help), labels: dimensions)
     }
 
     /// A meter, as the plain factory makes it.

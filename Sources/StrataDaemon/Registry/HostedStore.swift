@@ -24,8 +24,10 @@ public final class HostedStore: Sendable {
     public let load = StoreLoad()
     /// How far the store's replica is behind (nil when the store is not replicated).
     public let replicaProbe: ReplicaLagProbe?
-    /// The store's own threads for blocking work (nil when it failed to open).
+    /// The store's own threads for blocking work (nil when it failed to open): the query lane,
+    /// and the key lane that queries never take (``Lane``).
     let executor: StoreExecutor?
+    let keyExecutor: StoreExecutor?
     /// Checks the schema again when another process changed it (nil: no check).
     let schemaWatch: SchemaWatch?
     /// The progress of the run that holds the store, for `FinishDeferred --wait` to follow.
@@ -62,6 +64,7 @@ public final class HostedStore: Sendable {
         self.versions = versions
         self.shared = Mutex(Shared(state: state))
         self.executor = store == nil ? nil : StoreExecutor()
+        self.keyExecutor = store == nil ? nil : StoreExecutor(threads: Limits.storeKeyThreads)
         self.replicaProbe = configuration.replication.map { ReplicaLagProbe(store: configuration.name, storePath: configuration.path, configuration: $0) }
         self.requestCounter = Counter(label: "strata_store_requests_total", dimensions: [("store", configuration.name)])
         if let store, let schemaWatch {
@@ -162,13 +165,22 @@ public final class HostedStore: Sendable {
         return try body(store)
     }
 
-    /// Runs blocking work with the open store on the store's own threads (``StoreExecutor``),
-    /// counting it as in flight. `schemaCheckedByContexts`: see ``use(schemaCheckedByContexts:_:)``.
+    /// Which of the store's threads a call runs on (docs/Security.md, "Lanes").
+    public enum Lane: String, Sendable {
+        /// Writes and lookups by key: bounded work, never queued behind a query.
+        case key
+        /// Everything else: predicates, sorts, history, observers, the daemon's own upkeep.
+        case query
+    }
+
+    /// Runs blocking work with the open store on the store's own threads of `lane`
+    /// (``StoreExecutor``), counting it as in flight. `schemaCheckedByContexts`: see
+    /// ``use(schemaCheckedByContexts:_:)``.
     ///
     /// - Throws: `StoreUnavailable` when the store failed or was closed, or what `body` throws.
-    public func perform<T: Sendable>(schemaCheckedByContexts: Bool = false,
+    public func perform<T: Sendable>(lane: Lane = .query, schemaCheckedByContexts: Bool = false,
                                      _ body: @escaping @Sendable (PersistentStore) throws -> T) async throws -> T {
-        guard let executor else { return try use(schemaCheckedByContexts: schemaCheckedByContexts, body) }
+        guard let executor = lane == .key ? keyExecutor : executor else { return try use(schemaCheckedByContexts: schemaCheckedByContexts, body) }
         do {
             return try await executor.run { try self.use(schemaCheckedByContexts: schemaCheckedByContexts, body) }
         } catch is NIOThreadPoolError.ThreadPoolInactive {
@@ -273,6 +285,7 @@ public final class HostedStore: Sendable {
         shared.withLock { $0.state = .closed }
         await idle.wait(timeout: timeout) { self.inFlight == 0 && !self.isFinishing }
         executor?.shutDown()
+        keyExecutor?.shutDown()
         guard let store else { return true }
         store.transactionGate.install(nil)
         guard inFlight == 0, !isFinishing else {

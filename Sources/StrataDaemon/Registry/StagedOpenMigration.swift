@@ -47,6 +47,7 @@ struct StagedOpenMigration {
         // Readiness must not wait for a scan of each table a hop drops data from: the log
         // names what a hop discards; counted only when the counts decide (allow_discards: false).
         staged.countsDiscards = !configuration.allowsDiscards
+        staged.walCheckpointing = options.walCheckpointing
         var route: DirectoryMigration.Route?
         do {
             let opened = try DirectoryMigration.open(

@@ -30,6 +30,12 @@ public final class DeferredWorkRunner: Sendable {
         /// Free pages in the file after a run that left the vacuum on purpose
         /// (``FinishReport/spaceReclaimLeft``): the scheduler's idle turns give them back.
         public var freePages: Int?
+        /// A forced run's backlog check stopped it: the replica was too far behind (the runner
+        /// waits and goes on).
+        var stoppedByBacklog: Interruption?
+        /// What a forced run on a replicated store did about the replica's lag, in words:
+        /// paced by it (how long it waited), or told to ignore it (nil: not replicated).
+        public var replicaLag: String?
     }
 
     let gate: SchedulerGate
@@ -173,6 +179,7 @@ public final class DeferredWorkRunner: Sendable {
         switch runGate.stoppedBy {
         case .gate: result.stoppedByGate = true
         case .load(let interruption): result.stoppedByGate = true; result.interruptedBy = interruption
+        case .backlog(let interruption): result.stoppedByBacklog = interruption
         case .turnOver, nil: break
         }
         return result
@@ -185,7 +192,10 @@ public final class DeferredWorkRunner: Sendable {
     ///   - reclaim: give the free pages back in this run too (the incremental vacuum); false
     ///     leaves them to the scheduler's idle turns once the change is complete.
     ///   - progress: called after each batch.
-    public func finish(_ stores: [HostedStore], now: Bool, reclaim: Bool = true, settings: SchedulerSettings,
+    ///   - ignoreLag: a forced run (`now`) on a replicated store goes on whatever the replica's
+    ///     lag; without it the run is paced by `replication.max_lag` as the scheduler's turns
+    ///     are (``runPacedByTheReplica(_:reclaim:settings:progress:)``).
+    public func finish(_ stores: [HostedStore], now: Bool, reclaim: Bool = true, ignoreLag: Bool = false, settings: SchedulerSettings,
                        progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> [Result] {
         var results: [Result] = []
         for hosted in stores {
@@ -194,7 +204,18 @@ public final class DeferredWorkRunner: Sendable {
                 continue
             }
             logger.info("finishing deferred work on request", metadata: ["strata.store": "\(hosted.name)", "strata.now": "\(now)"])
-            let result = await run(hosted, now: now, reclaim: reclaim, settings: settings, progress: progress)
+            var result: Result
+            if now, hosted.replicaProbe != nil {
+                if ignoreLag {
+                    logger.notice("finishing deferred work on request, ignoring the replica's lag (ignore_lag)", metadata: ["strata.store": "\(hosted.name)"])
+                    result = await run(hosted, now: now, reclaim: reclaim, settings: settings, progress: progress)
+                    result.replicaLag = "ignored: the run did not wait for the replica (ignore lag)"
+                } else {
+                    result = await runPacedByTheReplica(hosted, reclaim: reclaim, settings: settings, progress: progress)
+                }
+            } else {
+                result = await run(hosted, now: now, reclaim: reclaim, settings: settings, progress: progress)
+            }
             // Another request claimed the store in between: follow its run instead.
             if result.error == Self.alreadyRunsReason, let followed = await follow(hosted, progress: progress) {
                 results.append(followed)
@@ -216,6 +237,61 @@ public final class DeferredWorkRunner: Sendable {
     /// What a run that cannot claim the store says.
     static let alreadyRunsReason = "deferred work already runs on this store"
 
+    /// How often a forced run that waits for its replica reads the lag again.
+    static let replicaPoll = Duration.milliseconds(25)
+
+    /// A forced run on a replicated store, paced by its replica as the scheduler's turns are
+    /// (docs/Fleet.md): before every batch the replica's lag is read live, and when the next
+    /// batch would take it past `replication.max_lag` the run stops there, waits until the
+    /// replica has caught up (read every ``replicaPoll``), and goes on from where it stopped —
+    /// the shutdown ends the wait. The result says how long it waited.
+    private func runPacedByTheReplica(_ hosted: HostedStore, reclaim: Bool, settings: SchedulerSettings,
+                                      progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result {
+        guard let probe = hosted.replicaProbe else { return await run(hosted, now: true, reclaim: reclaim, settings: settings, progress: progress) }
+        let logger = self.logger
+        let backlog: @Sendable () -> Interruption? = {
+            let reading = probe.reading(now: .now, logger: logger, at: .beforeBatch)
+            return reading.isBusy ? Interruption(reason: "waiting: " + reading.summary, at: .now) : nil
+        }
+        var waited = Duration.zero
+        var waits = 0
+        var rows: Int64 = 0, batches = 0, tasks = 0
+        let started = ContinuousClock.now
+        while true {
+            var result = await run(hosted, now: true, reclaim: reclaim, settings: settings, backlog: backlog, progress: progress)
+            if let report = result.report {
+                rows += report.rowsProcessed
+                batches += report.batches
+                tasks += report.tasksFinished
+            }
+            guard let held = result.stoppedByBacklog, result.error == nil, gate.allowsForcedWork else {
+                // The last run's report, with the rows, batches and tasks of every run before it.
+                if var report = result.report {
+                    report.rowsProcessed = rows
+                    report.batches = batches
+                    report.tasksFinished = tasks
+                    report.seconds = (ContinuousClock.now - started).seconds
+                    result.report = report
+                }
+                result.replicaLag = waits == 0
+                    ? "paced by the replica's lag (replication.max_lag): it never had to wait"
+                    : "paced by the replica's lag (replication.max_lag): waited \(DurationText.format(waited)) in \(waits) pause\(waits == 1 ? "" : "s") for it to catch up"
+                return result
+            }
+            waits += 1
+            if waits == 1 {
+                logger.notice("deferred work on request waits for the replica (replication.max_lag); finish-deferred --ignore-lag would not", metadata: [
+                    "strata.store": "\(hosted.name)", "strata.reason": "\(held.reason)",
+                ])
+            }
+            let waitStarted = ContinuousClock.now
+            while gate.allowsForcedWork, backlog() != nil {
+                try? await Task.sleep(for: Self.replicaPoll)
+            }
+            waited += ContinuousClock.now - waitStarted
+        }
+    }
+
     /// Follows the request's run that holds `hosted` to its end, passing on its progress
     /// (``FinishingWatch``); nil when it ended before it could be followed.
     private func follow(_ hosted: HostedStore, progress: @escaping @Sendable (String, DeferredProgress) -> Void) async -> Result? {
@@ -231,10 +307,10 @@ public final class DeferredWorkRunner: Sendable {
     }
 
     /// Starts ``finish(_:now:reclaim:settings:progress:)`` in the background.
-    public func start(_ stores: [HostedStore], now: Bool, reclaim: Bool = true, settings: SchedulerSettings) {
+    public func start(_ stores: [HostedStore], now: Bool, reclaim: Bool = true, ignoreLag: Bool = false, settings: SchedulerSettings) {
         let id = UUID()
         let task = Task {
-            _ = await self.finish(stores, now: now, reclaim: reclaim, settings: settings) { _, _ in }
+            _ = await self.finish(stores, now: now, reclaim: reclaim, ignoreLag: ignoreLag, settings: settings) { _, _ in }
             _ = self.background.withLock { $0.removeValue(forKey: id) }
         }
         background.withLock { $0[id] = task }

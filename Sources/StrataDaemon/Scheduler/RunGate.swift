@@ -27,6 +27,9 @@ final class RunGate: Sendable {
         case turnOver
         /// The interrupt check saw load.
         case load(Interruption)
+        /// A forced run's backlog check saw the replica too far behind: the run stops, and the
+        /// runner waits for the replica before it goes on (the scheduler's gate stays as it is).
+        case backlog(Interruption)
     }
 
     /// - Parameters:
@@ -37,7 +40,8 @@ final class RunGate: Sendable {
     ///     away); returns why and when (the first busy reading) when the work must stop. Closes the gate.
     ///   - backlog: a check made before every batch only (never during one: a batch is not
     ///     rolled back for it): a backlog the work itself grows, the replica's lag, read live.
-    ///     Stops the work and closes the gate, as `interrupt` does.
+    ///     Stops the work and closes the gate, as `interrupt` does — for a forced run, stops
+    ///     it without closing the gate (the runner waits for the replica, then goes on).
     ///   - yieldRequested: for a scheduler turn, whether a request waits to take the store over.
     ///   - now: the clock of `deadline` (the scheduler's; tests pass a fake one).
     init(gate: SchedulerGate, forced: Bool, deadline: ContinuousClock.Instant?,
@@ -60,9 +64,12 @@ final class RunGate: Sendable {
     func shouldContinue() -> Bool {
         if let yieldRequested, yieldRequested() { return stop(.gate) }
         guard mayGoOn() else { return false }
-        if !forced, let backlog, let interruption = backlog() {
-            gate.set(open: false)
-            return stop(.load(interruption))
+        if let backlog, let interruption = backlog() {
+            guard forced else {
+                gate.set(open: false)
+                return stop(.load(interruption))
+            }
+            return stop(.backlog(interruption))
         }
         if let deadline, now() >= deadline { return stop(.turnOver) }
         return true

@@ -123,8 +123,8 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible, 
     }
 
     /// The daemon is shutting down and takes no new calls.
-    public static func shuttingDown() -> VarlinkError {
-        VarlinkError("io.strata.Varlink.ShuttingDown", ["reason": .string("stratad is stopping; retry when it is back")])
+    public static func shuttingDown(reason: String = "stratad is stopping; retry when it is back") -> VarlinkError {
+        VarlinkError("io.strata.Varlink.ShuttingDown", ["reason": .string(reason)])
     }
 
     /// `500ms`, `10s`: a timeout as the configuration writes it.

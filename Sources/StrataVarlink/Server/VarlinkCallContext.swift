@@ -18,16 +18,21 @@ public struct VarlinkCallContext: Sendable {
     public var connection: UInt64
     /// Whether the connection the call came in on is still open (true outside one).
     public var connectionOpen: @Sendable () -> Bool
+    /// Fires when the call must end now: the server shuts down, or the peer closed the
+    /// connection (``VarlinkCallEnding``). A `more` call that waits listens for it.
+    public var ending: VarlinkCallEnding
 
     /// A context outside a connection (the fuzz targets and in-process callers).
     public init(socket: String, peer: PeerIdentity? = nil, logger: Logger, closeConnection: @escaping @Sendable () -> Void = {},
-                connection: UInt64 = 0, connectionOpen: @escaping @Sendable () -> Bool = { true }) {
+                connection: UInt64 = 0, connectionOpen: @escaping @Sendable () -> Bool = { true },
+                ending: VarlinkCallEnding = VarlinkCallEnding()) {
         self.socket = socket
         self.peer = peer
         self.logger = logger
         self.closeConnection = closeConnection
         self.connection = connection
         self.connectionOpen = connectionOpen
+        self.ending = ending
     }
 
     /// The next connection number (``connection``).

@@ -237,7 +237,11 @@ public final class VarlinkServer: Sendable {
         let async = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
             wrappingChannelSynchronously: channel,
             configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
-        return AcceptedConnection(channel: async, peer: peer, activity: activity, socket: configuration.name)
+        // The peer's close ends the connection's calls at once (an observer gives its slot back
+        // without waiting for the next commit to find the socket gone).
+        let ending = VarlinkCallEnding()
+        channel.closeFuture.whenComplete { _ in ending.fire(.peerClosed) }
+        return AcceptedConnection(channel: async, peer: peer, activity: activity, socket: configuration.name, ending: ending)
     }
 
     private func admit(_ peer: PeerIdentity?) -> Admission {
@@ -305,6 +309,8 @@ public final class VarlinkServer: Sendable {
         }
         guard listening else { return }
         quiescing.initiateShutdown(promise: nil)
+        // Calls that wait for something to send (observers) end now, with a final reply.
+        for connection in shared.withLock({ Array($0.connections.values) }) { connection.ending.fire(.shutdown) }
     }
 
     /// Closes every connection now (at the shutdown deadline).
@@ -317,7 +323,8 @@ public final class VarlinkServer: Sendable {
         let closing = connection.channel.channel
         let context = VarlinkCallContext(socket: configuration.name, peer: connection.peer, logger: logger,
                                          closeConnection: { closing.close(promise: nil) },
-                                         connection: VarlinkCallContext.nextConnectionNumber(), connectionOpen: { closing.isActive })
+                                         connection: VarlinkCallContext.nextConnectionNumber(), connectionOpen: { closing.isActive },
+                                         ending: connection.ending)
         let peer = connection.peer.map(\.description) ?? "?"
         let maxDepth = configuration.limits.maxJSONDepth
         do {
@@ -422,4 +429,6 @@ struct AcceptedConnection: Sendable {
     let peer: PeerIdentity?
     let activity: ConnectionActivity
     let socket: String
+    /// Fired at shutdown and when the peer closes (``VarlinkCallEnding``).
+    let ending: VarlinkCallEnding
 }

@@ -316,7 +316,7 @@ extension DeferredFinisher {
                 if to != merge.lengths {
                     overlap.start { _ = try? buffer.read { db in try merge.prefill(after: to, in: db) } }
                 }
-                defer { overlap.wait() }
+                defer { overlap.wait(giveWay: { stepAside.unitShouldEnd() }, interrupt: { buffer.interrupt() }) }
                 let (sql, arguments) = merge.appendSQL(from: from, to: to, container: build.container, changes: build.changes)
                 try db.cachedStatement(sql: sql).execute(arguments: arguments)
                 candidate.merged = to

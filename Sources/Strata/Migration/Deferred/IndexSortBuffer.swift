@@ -177,6 +177,10 @@ final class IndexSortBuffer: Sendable {
     }
 
     /// Reads the buffer through its own connection (no lock on the store).
+    /// Interrupts what runs on the buffer's connection now (`sqlite3_interrupt`, safe from any
+    /// thread): the read-ahead a merge batch would otherwise wait for (``SortedRunMerge/Overlap``).
+    func interrupt() { queue.interrupt() }
+
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try queue.read(body)
     }

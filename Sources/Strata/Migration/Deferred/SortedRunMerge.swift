@@ -309,5 +309,21 @@ extension SortedRunMerge {
             group.wait()
             pending = false
         }
+
+        /// Waits for the work started last, asking `giveWay` every millisecond: when it says
+        /// yes (a client arrived, or a stop), `interrupt` ends the work (its read fails and is
+        /// dropped: the next batch reads what it needs itself), so that the batch that waits
+        /// here commits within about a millisecond instead of after the whole read-ahead.
+        func wait(giveWay: () -> Bool, interrupt: () -> Void) {
+            guard pending else { return }
+            var interrupted = false
+            while group.wait(timeout: .now() + .milliseconds(1)) == .timedOut {
+                if !interrupted, giveWay() {
+                    interrupt()
+                    interrupted = true
+                }
+            }
+            pending = false
+        }
     }
 }

@@ -66,6 +66,7 @@ final class StepAside: Sendable {
 
     private struct Unit {
         var armed = false
+        var started = ContinuousClock.now
         var lastCheck = ContinuousClock.now
         var deadline: ContinuousClock.Instant?
         var overran = false
@@ -176,15 +177,15 @@ final class StepAside: Sendable {
         }
     }
 
-    /// After an idle batch that gave way to a client (rolled back), or a unit that a client
-    /// arrived during: the next batch is a normal one, and the next idle batch waits for twice
-    /// the quiet. Returns the factor by which to rescale the batch size (nil: it was normal).
+    /// After an idle batch that gave way to a client (rolled back): the next batch is a normal
+    /// one, and the next idle batch waits for twice the quiet. Returns the factor by which to
+    /// rescale the batch size (nil: it was normal).
     @discardableResult
-    func gaveWay(counted: Bool = true) -> Double? {
+    func gaveWay() -> Double? {
         let doubled = min(quietNeeded * 2, options.idleBatchBudget * 32)
         let ratio = pacing.batchBudget / options.idleBatchBudget
         return state.withLock { state in
-            if counted { state.yielded += 1 }
+            state.yielded += 1
             state.quietNeeded = doubled
             guard state.idle else { return nil }
             state.idle = false
@@ -221,7 +222,7 @@ final class StepAside: Sendable {
     func guarding<T>(_ db: Database, limit: Duration? = nil, _ body: (_ disarm: () -> Void) throws -> T) throws -> T {
         let now = ContinuousClock.now
         state.withLock { state in
-            state.unit = Unit(armed: true, lastCheck: now, deadline: limit.map { now + $0 }, yieldsToArrivals: state.idle && watchesClients)
+            state.unit = Unit(armed: true, started: now, lastCheck: now, deadline: limit.map { now + $0 }, yieldsToArrivals: state.idle && watchesClients)
         }
         let context = Unmanaged.passRetained(self)
         sqlite3_progress_handler(db.sqliteConnection, 4_000, { context in
@@ -279,6 +280,16 @@ final class StepAside: Sendable {
         guard due, stopRequested() else { return false }
         state.withLock { $0.fired = true }
         return true
+    }
+
+    /// Whether the unit in flight should end at once where it waits outside SQLite (a merge
+    /// batch waiting for its read-ahead, ``SortedRunMerge/Overlap``): a stop; a client's arrival
+    /// during an idle unit; a client waiting once a normal unit has used its budget.
+    func unitShouldEnd() -> Bool {
+        if stopRequested() { return true }
+        let (idle, elapsed) = state.withLock { ($0.unit.yieldsToArrivals, ContinuousClock.now - $0.unit.started) }
+        if idle { arrivals?.checked() }
+        return clientArrived && (idle || elapsed >= budget)
     }
 
     /// Whether `error` is an interruption a stop caused.

@@ -52,6 +52,8 @@ final class WALTrimmer: Sendable {
     static let maximumStep = 512 << 20
     /// A tail shorter than this is left for the next step.
     static let minimumCut = 1 << 20
+    /// The wait between two cuts after a run while a client call is in flight.
+    static let clientPause = Duration.milliseconds(50)
 
     private let walPath: String
     private let shmPath: String
@@ -117,7 +119,7 @@ final class WALTrimmer: Sendable {
     /// of its own. `restart`: when the whole file is WAL in use and a checkpoint has copied
     /// all of it, write one page (the header's `user_version`, unchanged) so that SQLite
     /// restarts the WAL; the next step can then cut.
-    func step(_ db: Database, budget: Duration, restart: Bool) throws -> Outcome {
+    func step(_ db: Database, budget: Duration, restart: Bool, cap: Int? = nil) throws -> Outcome {
         // Read without the lock first: no write transaction (no lock taken) when there is
         // nothing to do; the transaction reads it all again.
         let limit = PersistentStore.walSizeLimit
@@ -135,7 +137,7 @@ final class WALTrimmer: Sendable {
             // Under the write lock the last committed frame does not move.
             let floor = Self.lowestEnd(header)
             if Self.cuttable(size: size, header) {
-                let cut = state.withLock { $0.step }
+                let cut = min(state.withLock { $0.step }, cap ?? Int.max)
                 let target = max(floor, size - cut)
                 let start = ContinuousClock.now
                 guard truncate(walPath, off_t(target)) == 0 else {
@@ -173,8 +175,12 @@ final class WALTrimmer: Sendable {
     }
 
     /// After a run (on the store's checkpoint queue): steps until the file is within the limit,
-    /// pausing `pause` between steps while a client call is in flight, and a passive checkpoint
-    /// and a growing wait while the WAL is all in use. Stops when a run begins (that run goes
+    /// and a passive checkpoint and a growing wait while the WAL is all in use. While a client
+    /// call is in flight a step cuts at most ``minimumStep`` and the next waits ``clientPause``
+    /// (at least `pause`): the blocks a cut frees are given back to the device at the file
+    /// system's next journal commit (`discard`), which every other write to the file system —
+    /// the clients' commits included — waits for; cuts of hundreds of megabytes in a row made
+    /// clients wait 10–30 ms at 1M and 4M rows (issue 44). Stops when a run begins (that run goes
     /// on between its batches) or the store closes; once done, the writer's journal size limit
     /// is back. Gives up after `patience` of waiting, leaving the limit off: SQLite would cut
     /// the whole file at once at a client's write.
@@ -184,9 +190,10 @@ final class WALTrimmer: Sendable {
         var wait = Duration.milliseconds(50)
         while !closed.load(ordering: .relaxed), !isRunning, isEngaged {
             let outcome: Outcome
+            let busy = clientsActive()
             do {
                 outcome = try store.database.writeWithoutTransaction { db in
-                    let outcome = try step(db, budget: budget, restart: true)
+                    let outcome = try step(db, budget: budget, restart: true, cap: busy ? Self.minimumStep : nil)
                     if outcome == .done { release(db) }
                     return outcome
                 }
@@ -200,7 +207,7 @@ final class WALTrimmer: Sendable {
             case .more:
                 waited = .zero
                 wait = .milliseconds(50)
-                if clientsActive() { Thread.sleep(forTimeInterval: pause.seconds) }
+                if busy || clientsActive() { Thread.sleep(forTimeInterval: max(pause, Self.clientPause).seconds) }
             case .waiting:
                 guard waited < patience else {
                     store.logger.notice("the WAL stays larger than the journal size limit: a reader held it in use", metadata: [

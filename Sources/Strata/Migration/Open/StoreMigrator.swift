@@ -34,7 +34,8 @@ enum StoreMigrator {
         var mark = clock.now
         func lap(_ name: String) { let now = clock.now; phases.append((name, now - mark)); mark = now }
         do {
-            let queue = try DatabaseQueue(path: path, configuration: PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: storeOptions.busyTimeout))
+            let queue = try DatabaseQueue(path: path, configuration: PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: storeOptions.busyTimeout,
+                                                                                                               checkpointing: storeOptions.walCheckpointing))
             defer { try? queue.close() }
             lap("connect")
             // A migration that would discard stored data, when discarding is not allowed, is

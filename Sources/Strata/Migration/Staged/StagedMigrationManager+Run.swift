@@ -139,7 +139,8 @@ struct StagedMigrationRunner {
         let stageCount = Set(chain.hops.map(\.stage)).count
         var completed = metadata.modelVersion
         do {
-            var configuration = PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout)
+            var configuration = PersistentStore.connectionConfiguration(readOnly: false, busyTimeout: options.busyTimeout,
+                                                                        checkpointing: options.walCheckpointing)
             configuration.label = "strata.staged"
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
@@ -158,7 +159,8 @@ struct StagedMigrationRunner {
             }
             try queue.writeWithoutTransaction { db in
                 // Start from a checkpointed WAL: a kill mid-migration leaves a short WAL to recover.
-                if (try? db.checkpoint(.truncate)) == nil { _ = try? db.checkpoint(.passive) }
+                // A replicated store's WAL is its replicator's: PASSIVE only, never a wait.
+                if options.walCheckpointing == .external || (try? db.checkpoint(.truncate)) == nil { _ = try? db.checkpoint(.passive) }
                 if let backup = backupNow {
                     progress?(StagedMigrationProgress(phase: .backingUp, stage: hops[0].stage, stageCount: stageCount, stageLabel: hops[0].stageLabel,
                                                       hop: 1, hopCount: hops.count, fromVersion: metadata.modelVersion, toVersion: metadata.modelVersion,
