@@ -82,7 +82,11 @@ struct RolloutTests {
         let calls = Atomic<Int>(0)
 
         func failed(_ who: String, _ error: any Error) {
-            errors.withLock { $0.append("\(who): \(error)") }
+            failed(who, "\(error)")
+        }
+
+        func failed(_ who: String, _ what: String) {
+            errors.withLock { $0.append("\(who): \(what)") }
         }
     }
 
