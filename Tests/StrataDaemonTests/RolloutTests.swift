@@ -112,7 +112,7 @@ struct RolloutTests {
                                     .init(op: .update, entity: "Aircraft", id: previous, values: .object(update)),
                                 ], version: version))
                                 ledger.written.withLock { written in
-                                    written[id] = old ? "p-\(id)" : nil
+                                    _ = written.updateValue(old ? "p-\(id)" : nil, forKey: id)
                                     if old, case .object(let updated)? = reply.results.last, case .string(let other)? = updated[key] {
                                         written[other] = "u-\(id)"
                                     }
@@ -120,7 +120,7 @@ struct RolloutTests {
                             } else {
                                 let reply = try await data.call(StrataStore.Insert.self, .init(store: "fleet", entity: "Aircraft", values: .object(values), version: version))
                                 last = reply.object["_pk"]?.intValue
-                                ledger.written.withLock { $0[id] = old ? "p-\(id)" : nil }
+                                ledger.written.withLock { _ = $0.updateValue(old ? "p-\(id)" : nil, forKey: id) }
                             }
                             if i % 3 == 2 {
                                 let found = try await data.call(StrataStore.Fetch.self, .init(
@@ -216,14 +216,15 @@ struct RolloutTests {
         let pending = try await rig.admin(StrataAdmin.Pending.self, .init(store: "fleet")).stores[0].tasks
         let rewrite = try #require(pending.first { $0.kind == .rewriteTable })
         let drop = try #require(pending.first { $0.kind == .dropTable })
-        #expect(rewrite.held?.hasPrefix("held: 2 clients at Fleet 1, last call") ?? false, "\(rewrite)")
+        #expect(rewrite.held?.hasPrefix("held: 1 client (") ?? false, "\(rewrite)")
+        #expect(rewrite.held?.contains("connections) at Fleet 1, last call") ?? false, "\(rewrite)")
         #expect(rewrite.held?.contains("it uses Aircraft.photo") ?? false, "\(rewrite)")
         #expect(drop.held?.contains("it uses table Hangar") ?? false, "\(drop)")
         let status = try await rig.admin(StrataAdmin.Status.self, VarlinkEmpty())
-        #expect(status.stores.first { $0.name == "fleet" }?.held?.hasPrefix("2 tasks held: 2 clients at Fleet 1") ?? false,
+        #expect(status.stores.first { $0.name == "fleet" }?.held?.hasPrefix("2 tasks held: 1 client (") ?? false,
                 "\(status.stores.first { $0.name == "fleet" }?.held ?? "nil")")
         let clientsReply = try await rig.admin(StrataAdmin.Clients.self, .init(store: "fleet"))
-        let olderClients = clientsReply.clients.filter { $0.version == "Fleet 1" && $0.named && $0.active && !$0.current }
+        let olderClients = clientsReply.clients.filter { $0.version == "Fleet 1" && $0.named && $0.active && !$0.current && $0.calls > 10 }
         #expect(olderClients.count == 2 && olderClients.allSatisfy { $0.pid == getpid() }, "\(clientsReply.clients)")
         #expect(clientsReply.grace == "10m")
         let metrics = try await rig.admin(StrataAdmin.Metrics.self, VarlinkEmpty()).text

@@ -121,11 +121,15 @@ public final class ClientVersions: Sendable {
         return list
     }
 
-    /// `2 clients at Fleet 1, last call 14 s ago` (connections with a call within the grace).
+    /// `2 clients at Fleet 1, last call 14 s ago`: the client processes (peers by pid; a
+    /// connection without credentials counts alone) with a call within the grace, and their
+    /// connections when there are more (`1 client (3 connections) at Fleet 1, …`).
     public func summary(store: String, version: String, now: ContinuousClock.Instant = .now) -> String {
         let active = entries(store: store, version: version, within: grace.withLock { $0 }, now: now)
         let last = active.map(\.last).max().map { Self.ago(now - $0) } ?? "no call"
-        return "\(active.count) client\(active.count == 1 ? "" : "s") at \(version), last call \(last)"
+        let processes = Set(active.map { entry in entry.peer.map { "pid \($0.pid)" } ?? "connection \(entry.connection)" }).count
+        let connections = active.count > processes ? " (\(active.count) connections)" : ""
+        return "\(processes) client\(processes == 1 ? "" : "s")\(connections) at \(version), last call \(last)"
     }
 
     /// `14 s ago`, `3 min ago`.
