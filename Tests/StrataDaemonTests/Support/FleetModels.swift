@@ -5,7 +5,8 @@ import Strata
 ///
 /// - `Fleet 1`: Aircraft (registration, seats, photo, maker) and Hangar (code).
 /// - `Fleet 2`: registration renamed tailNumber, photo and Hangar removed, colour added
-///   (default white). The store is moved here during the tests.
+///   (default white), an index on maker (a build that destroys nothing: never held). The
+///   store is moved here during the tests.
 /// - `Fleet 3`: range added; never deployed (a client built against it is "newer").
 ///
 /// Two small directories for refusals: `Typed` (`Typed 1` → `Typed 2` widens Item.count) and
@@ -33,6 +34,8 @@ enum FleetModels {
               - {name: seats, type: int32}
               - {name: colour, type: string, optional: false, default: white}
               - {name: maker, type: string}
+            indexes:
+              - {name: byMaker, elements: [maker]}
         """
     static let fleet3 = """
         version: Fleet 3
