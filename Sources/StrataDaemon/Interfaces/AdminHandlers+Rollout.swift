@@ -62,7 +62,8 @@ extension AdminHandlers {
     /// for clients of an older model version: who would lose access, and how to go ahead.
     func refuseHeldWithoutForce(_ stores: [HostedStore]) throws {
         for hosted in stores {
-            let held = hosted.heldTasks()
+            // The tasks that destroy what clients use (the vacuum behind them only waits).
+            let held = hosted.heldTasks().filter { $0.value.hasPrefix("held: ") }
             guard !held.isEmpty, let store = hosted.store, let versions = hosted.versions else { continue }
             let affected = versions.affectedClients(store: store)
             let tasks = held.keys.sorted()

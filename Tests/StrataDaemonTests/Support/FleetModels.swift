@@ -3,10 +3,10 @@ import Strata
 
 /// The model directories of the roll-out tests (docs/Rollout.md's example).
 ///
-/// - `Fleet 1`: Aircraft (registration, seats, photo, maker) and Hangar (code).
+/// - `Fleet 1`: Aircraft (registration, seats, photo, maker), Hangar (code), Pilot (name).
 /// - `Fleet 2`: registration renamed tailNumber, photo and Hangar removed, colour added
-///   (default white), an index on maker (a build that destroys nothing: never held). The
-///   store is moved here during the tests.
+///   (default white), an index on Pilot.name (a build that destroys nothing: never held).
+///   The store is moved here during the tests.
 /// - `Fleet 3`: range added; never deployed (a client built against it is "newer").
 ///
 /// Two small directories for refusals: `Typed` (`Typed 1` → `Typed 2` widens Item.count) and
@@ -24,6 +24,9 @@ enum FleetModels {
           - name: Hangar
             attributes:
               - {name: code, type: string}
+          - name: Pilot
+            attributes:
+              - {name: name, type: string}
         """
     static let fleet2 = """
         version: Fleet 2
@@ -34,8 +37,11 @@ enum FleetModels {
               - {name: seats, type: int32}
               - {name: colour, type: string, optional: false, default: white}
               - {name: maker, type: string}
+          - name: Pilot
+            attributes:
+              - {name: name, type: string}
             indexes:
-              - {name: byMaker, elements: [maker]}
+              - {name: byName, elements: [name]}
         """
     static let fleet3 = """
         version: Fleet 3
@@ -47,6 +53,11 @@ enum FleetModels {
               - {name: colour, type: string, optional: false, default: white}
               - {name: maker, type: string}
               - {name: range, type: int32}
+          - name: Pilot
+            attributes:
+              - {name: name, type: string}
+            indexes:
+              - {name: byName, elements: [name]}
         """
 
     /// Writes `models/Fleet` (current: Fleet 3); returns its path.
