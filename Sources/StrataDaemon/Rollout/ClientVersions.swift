@@ -52,6 +52,11 @@ public final class ClientVersions: Sendable {
     let grace: Mutex<Duration>
     /// Entries quiet for longer than this (and longer than the grace) are forgotten.
     static let memory: Duration = .seconds(86_400)
+    /// The most connections remembered: past it, the connections that closed are forgotten,
+    /// least recent first, down to half (clients that connect for each call would otherwise
+    /// leave a day's worth of entries). Which versions are active is kept apart and never
+    /// forgotten this way.
+    static let maxEntries = 4096
 
     /// A tracker with `grace` (default: ``RolloutSettings/defaultGrace``).
     public init(grace: Duration = RolloutSettings.defaultGrace) {
@@ -76,6 +81,7 @@ public final class ClientVersions: Sendable {
                 entry.named = entry.named || named
                 state.entries[key] = entry
             } else {
+                if state.entries.count >= Self.maxEntries { Self.forgetClosed(&state.entries) }
                 state.entries[key] = Entry(store: store, version: version, named: named, connection: context.connection, peer: context.peer,
                                            user: nil, calls: 1, last: now, lastDate: Date(), open: context.connectionOpen)
             }
@@ -86,6 +92,13 @@ public final class ClientVersions: Sendable {
         }
         counter.increment()
         return becameActive
+    }
+
+    /// Forgets closed connections, least recent first, until at most half of
+    /// ``maxEntries`` remain (open ones are kept).
+    private static func forgetClosed(_ entries: inout [Key: Entry]) {
+        let closed = entries.filter { !$0.value.isOpen }.sorted { $0.value.last < $1.value.last }
+        for (key, _) in closed.prefix(max(0, entries.count - maxEntries / 2)) { entries[key] = nil }
     }
 
     /// Bumped whenever a version of `store` becomes active (``record(store:version:named:context:now:)``).
