@@ -44,7 +44,8 @@ final class RolloutWatch: Service, Sendable {
         let clients = versions.clients
         let current = store.model.version
         let now = ContinuousClock.now
-        let active = Set(clients.activeVersions(of: hosted.name, now: now).keys.filter { $0 != current })
+        // Versions refused (newer, or not servable) hold nothing: their clients going quiet releases nothing.
+        let active = Set(clients.activeVersions(of: hosted.name, now: now).keys.filter { $0 != current && versions.refusal(of: $0) == nil })
         guard !active.isEmpty || !seen.active.isEmpty else { return Seen() }
         let held = active.isEmpty ? [:] : hosted.heldTasks()
         let grace = clients.grace.withLock { $0 }
