@@ -183,7 +183,7 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
                     entry.tasks.filter { $0.held?.hasPrefix("held: ") ?? false }.map { (store: entry.store, task: $0) }
                 }
                 if !held.isEmpty {
-                    let clients = try await admin.call(StrataAdmin.Clients.self, .init(store: store)).clients.filter { $0.active && !$0.current }
+                    let clients = try await admin.call(StrataAdmin.Clients.self, .init(store: store)).clients.filter { $0.active && !$0.current && $0.refused == nil }
                     guard HeldConfirmation.confirm(held: held, clients: clients, force: force) else {
                         throw ExitStatus.fail("nothing was run: the held tasks wait for those clients; add --force to run them anyway", code: ExitStatus.failure)
                     }

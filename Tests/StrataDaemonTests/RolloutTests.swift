@@ -88,6 +88,18 @@ struct RolloutTests {
         func failed(_ who: String, _ what: String) {
             errors.withLock { $0.append("\(who): \(what)") }
         }
+
+        /// Acknowledged writes of clients whose name starts with `prefix`.
+        func writes(_ prefix: String) -> Int {
+            written.withLock { $0.keys.filter { $0.hasPrefix(prefix) }.count }
+        }
+
+        /// Waits until `condition` holds (at most a generous minute: a loaded machine, or
+        /// processes stopped for a while, slow the clients down; no figure depends on speed).
+        func waitUntil(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        }
     }
 
     /// A client of `version` (nil: names none) writing in its own names until stopped: inserts,
@@ -172,7 +184,7 @@ struct RolloutTests {
         let ledger = Ledger()
         var clients = [Self.client("old-a", version: "Fleet 1", old: true, socket: rig.sandbox.dataSocket, ledger: ledger),
                        Self.client("old-b", version: "Fleet 1", old: true, socket: rig.sandbox.dataSocket, ledger: ledger)]
-        try await Task.sleep(for: .milliseconds(600))
+        try await ledger.waitUntil { ledger.writes("old-a") >= 10 && ledger.writes("old-b") >= 10 }
 
         // The roll-out: the daemon's configuration moves the store, a reload applies it.
         try rig.writeConfig(version: "Fleet 2")
@@ -180,11 +192,13 @@ struct RolloutTests {
         #expect(reload.closed == ["fleet"] && reload.opened == ["fleet"])
         clients += [Self.client("new-a", version: "Fleet 2", old: false, socket: rig.sandbox.dataSocket, ledger: ledger),
                     Self.client("new-b", version: nil, old: false, socket: rig.sandbox.dataSocket, ledger: ledger)]
-        try await Task.sleep(for: .milliseconds(1500))
+        // Both versions write side by side: each client at least 10 more writes.
+        let oldAtReload = ledger.writes("old")
+        try await ledger.waitUntil { ledger.writes("new-a") >= 10 && ledger.writes("new-b") >= 10 && ledger.writes("old") >= oldAtReload + 20 }
         ledger.stop.store(true, ordering: .relaxed)
         for client in clients { await client.value }
         #expect(ledger.errors.withLock { $0 }.isEmpty, "\(ledger.errors.withLock { $0 }.prefix(5))\n\(daemon.log.suffix(3000))")
-        #expect(ledger.calls.load(ordering: .relaxed) > 100)
+        #expect(ledger.writes("new-a") >= 10 && ledger.writes("new-b") >= 10 && ledger.writes("old") >= oldAtReload + 20)
 
         // Every acknowledged write, under each version's names.
         let written = ledger.written.withLock { $0 }
@@ -224,14 +238,13 @@ struct RolloutTests {
         #expect(status.stores.first { $0.name == "fleet" }?.held?.hasPrefix("2 tasks held: 1 client (") ?? false,
                 "\(status.stores.first { $0.name == "fleet" }?.held ?? "nil")")
         let clientsReply = try await rig.admin(StrataAdmin.Clients.self, .init(store: "fleet"))
-        let olderClients = clientsReply.clients.filter { $0.version == "Fleet 1" && $0.named && $0.active && !$0.current && $0.calls > 10 }
+        let olderClients = clientsReply.clients.filter { $0.version == "Fleet 1" && $0.named && $0.active && !$0.current && $0.calls >= 10 }
         #expect(olderClients.count == 2 && olderClients.allSatisfy { $0.pid == getpid() }, "\(clientsReply.clients)")
         #expect(clientsReply.grace == "10m")
         let metrics = try await rig.admin(StrataAdmin.Metrics.self, VarlinkEmpty()).text
         #expect(metrics.contains("strata_client_calls_total{store=\"fleet\",version=\"Fleet 1\"}"), "\(metrics.prefix(2000))")
-        // The index build destroys nothing: never held.
-        let build = try #require(pending.first(where: { $0.kind == .createIndex }), "\(pending)")
-        #expect(build.held == nil, "\(build)")
+        // The index build destroys nothing: never held (or built already, the daemon idle).
+        #expect(pending.filter { $0.kind == .createIndex }.allSatisfy { $0.held == nil }, "\(pending)")
         // The scheduler (idle for 1 s by now) builds the index and leaves the held work.
         let held = Set(pending.filter { $0.held != nil }.map(\.id))
         let idleDeadline = ContinuousClock.now + .seconds(30)
@@ -240,7 +253,7 @@ struct RolloutTests {
             try await Task.sleep(for: .milliseconds(700))
             left = try await rig.admin(StrataAdmin.Pending.self, .init(store: "fleet")).stores[0].tasks
         }
-        #expect(Set(left.map(\.id)) == held, "\(left)\n\(daemon.log.suffix(2000))")
+        #expect(Set(left.map(\.id)) == held && !left.contains { $0.kind == .createIndex }, "\(left)\n\(daemon.log.suffix(2000))")
 
         // Versions the store cannot serve, each with its reason.
         try await Self.expectRefusal(rig, store: "fleet", version: "Fleet 3", current: "Fleet 2",
@@ -361,11 +374,12 @@ struct RolloutTests {
         defer { daemon.signal(SIGKILL) }
         let ledger = Ledger()
         var clients = [Self.client("old-a", version: "Fleet 1", old: true, socket: rig.sandbox.dataSocket, ledger: ledger)]
-        try await Task.sleep(for: .milliseconds(400))
+        try await ledger.waitUntil { ledger.writes("old") >= 10 }
         try rig.writeConfig(version: "Fleet 2", idleAfter: "1h")
         _ = try await rig.admin(StrataAdmin.Reload.self, VarlinkEmpty())
         clients += [Self.client("new-a", version: "Fleet 2", old: false, socket: rig.sandbox.dataSocket, ledger: ledger)]
-        try await Task.sleep(for: .milliseconds(700))
+        let oldAtReload = ledger.writes("old")
+        try await ledger.waitUntil { ledger.writes("new") >= 10 && ledger.writes("old") >= oldAtReload + 10 }
         daemon.signal(SIGKILL)
         _ = await daemon.waitForExit()
         try await Task.sleep(for: .milliseconds(200))

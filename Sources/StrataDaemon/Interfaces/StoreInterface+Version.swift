@@ -10,16 +10,20 @@ extension StoreInterface {
     /// store and opens it again, the call waits for it (``StoreRegistry/store(named:)``); a call
     /// refused because the store it reached closed under it for that (before it touched the
     /// store) goes to the reopened store once.
-    static func serving<T: Sendable>(_ name: String, version: String?, registry: StoreRegistry, call: VarlinkCallContext,
+    ///
+    /// `retry`: false for a call that may have replied already (an `Observe` stream): it ends
+    /// with the refusal instead.
+    static func serving<T: Sendable>(_ name: String, version: String?, registry: StoreRegistry, call: VarlinkCallContext, retry: Bool = true,
                                      _ body: (HostedStore) async throws -> T) async throws -> T {
         var hosted = try await registry.store(named: name)
         for attempt in 0..<2 {
             registry.clients.record(store: hosted.name, version: version ?? hosted.modelVersion ?? "?", named: version != nil, context: call)
             do {
                 return try await body(hosted)
-            } catch let error as HostingError where attempt == 0 {
-                guard case .unavailable(_, let reason) = error, reason == HostingError.closedReason,
-                      let next = try? await registry.store(named: name), next !== hosted else { throw error }
+            } catch let error as HostingError where error.isClosedUnderTheCall {
+                guard retry, attempt == 0, let next = try? await registry.store(named: name), next !== hosted else {
+                    throw failure(error, store: name) ?? error
+                }
                 hosted = next
             }
         }
@@ -66,5 +70,14 @@ extension StoreInterface {
             reason += "; upgrade the client to '\(error.current)'"
         }
         return .versionNotServed(.init(store: hosted.name, version: error.version, current: error.current, reason: reason))
+    }
+}
+
+extension HostingError {
+    /// The store was closed under a call before the call touched it (a reload closing it to
+    /// open it again): the call can go to the reopened store.
+    var isClosedUnderTheCall: Bool {
+        guard case .unavailable(_, let reason) = self else { return false }
+        return reason == HostingError.closedReason
     }
 }

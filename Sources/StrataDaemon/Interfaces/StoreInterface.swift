@@ -71,7 +71,7 @@ public struct StoreInterface: VarlinkTableInterface {
             }
         }
         table.on(StrataStore.Observe.self) { parameters, call, replies in
-            try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+            try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call, retry: false) { hosted in
                 try await Self.observe(parameters, on: hosted, context: call, replies: replies, limits: limits)
             }
         }
@@ -134,6 +134,10 @@ public struct StoreInterface: VarlinkTableInterface {
                 }
             }
         } catch let error as any VarlinkErrorConvertible {
+            throw error
+        } catch let error as HostingError where error.isClosedUnderTheCall {
+            // Not translated here: ``serving(_:version:registry:call:_:)`` sends the call to
+            // the store a reload opened again (the table translates it otherwise).
             throw error
         } catch let error as VersionBridgeError {
             // Found in a call's transaction: what the bridge used is gone. The next call works it out again.

@@ -133,7 +133,8 @@ final class HostedVersions: Sendable {
     func affectedClients(store: PersistentStore, now: ContinuousClock.Instant = .now) -> [String] {
         let current = store.model.version
         let grace = clients.grace.withLock { $0 }
-        return clients.entries(store: storeName, within: grace, now: now).filter { $0.version != current }.map { entry in
+        // Clients of a refused version (a newer one, say) have nothing to lose.
+        return clients.entries(store: storeName, within: grace, now: now).filter { $0.version != current && refusal(of: $0.version) == nil }.map { entry in
             let who = entry.peer.map { "pid \($0.pid)" + (entry.user.map { " (\($0))" } ?? " (uid \($0.uid))") } ?? "connection \(entry.connection)"
             return "\(entry.version): \(who), \(entry.calls) call\(entry.calls == 1 ? "" : "s"), last \(ClientVersions.ago(now - entry.last))"
         }
