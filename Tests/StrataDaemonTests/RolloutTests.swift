@@ -315,6 +315,28 @@ struct RolloutTests {
         _ = try await rig.admin(StrataAdmin.Reload.self, VarlinkEmpty())
         _ = try await rig.data(StrataStore.Update.self, .init(store: "fleet", entity: "Aircraft", id: id, values: ["photo": "p2"], version: "Fleet 1"))
 
+        // Observe at Fleet 1, filtered on the renamed key in Fleet 1's names: a Fleet 2
+        // client's update of tailNumber arrives as a change of registration.
+        let token = try await rig.data(StrataStore.History.self, .init(store: "fleet", since: 0, limit: 1)).latest
+        let watcher = Task { () -> [String]? in
+            do {
+                try await VarlinkClient.withConnection(to: rig.sandbox.dataSocket) { data in
+                    _ = try await data.callMore(StrataStore.Observe.self, .init(
+                        store: "fleet", entities: ["Aircraft"], predicate: "registration BEGINSWITH 'NEW'", since: token, version: "Fleet 1")) { reply in
+                        if let change = reply.transaction?.changes.first, change.kind == .update { throw Observed(properties: change.properties) }
+                    }
+                }
+            } catch let observed as Observed {
+                return observed.properties
+            }
+            return nil
+        }
+        let fresh = try await rig.data(StrataStore.Insert.self, .init(store: "fleet", entity: "Aircraft", values: ["tailNumber": "NEW-1"]))
+        _ = try await rig.data(StrataStore.Update.self, .init(store: "fleet", entity: "Aircraft", id: try #require(fresh.object["_pk"]?.intValue),
+                                                             values: ["tailNumber": "NEW-2"]))
+        let observed = try await Self.within(.seconds(60)) { (try? await watcher.value) ?? nil }
+        #expect(observed == ["registration"], "\(observed ?? [])")
+
         let me = "pid \(getpid())"
         let pending = try await rig.stratactl(["pending", "fleet"])
         #expect(pending.status == 0 && pending.output.contains("held: 1 client (") && pending.output.contains("at Fleet 1, last call"), "\(pending.output)")
@@ -402,6 +424,22 @@ struct RolloutTests {
         }
         let pending = try await rig.admin(StrataAdmin.Pending.self, .init(store: "fleet")).stores[0].tasks
         #expect(pending.contains { $0.kind == .rewriteTable && ($0.held?.hasPrefix("held: 1 client") ?? false) }, "\(pending)")
+    }
+
+    struct Observed: Error {
+        var properties: [String]
+    }
+
+    /// `body`'s result, or nil when it takes longer than `limit` (a generous bound: a test
+    /// fails rather than hangs).
+    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T?) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask { try await Task.sleep(for: limit); return nil }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 
     /// Expects a `Fetch` of `entity` at `version` on `store` to be refused with
