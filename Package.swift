@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -6,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        // The typed layer: @Model classes, #Predicate, FetchDescriptor, versioned schemas.
+        .library(name: "StrataData", targets: ["StrataData"]),
         .executable(name: "stratactl", targets: ["stratactl"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
         .executable(name: "stratad", targets: ["stratad"]),
@@ -25,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation --target Strata` (make docs): the DocC catalog.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // @Model, @Composite, #Index (StrataMacros): only StrataData and its tests build it.
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
         // Units every other module shares (Duration arithmetic): no dependencies at all.
@@ -44,6 +49,27 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The macros of the typed layer (swift-syntax; a compiler plug-in, never linked into
+        // a product). Kept to SwiftSyntaxMacros + SwiftCompilerPlugin.
+        .macro(
+            name: "StrataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // The typed layer over Strata's object layer (docs/TypedModels.md): one persistence
+        // path, the same stores. Strata itself does not depend on it (nor on swift-syntax).
+        .target(
+            name: "StrataData",
+            dependencies: [
+                "Strata",
+                "StrataMacros",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The WWDC 2023 Aircraft story in the typed API (Examples/TypedAircraft; docs/TypedModels.md).
+        .executableTarget(name: "typed-aircraft-example", dependencies: ["StrataData"], path: "Examples/TypedAircraft"),
         // Tests only: a fault-injecting SQLite VFS (I/O errors, power loss); docs/Security.md.
         .target(name: "CStrataFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         .systemLibrary(
@@ -112,6 +138,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataUnits",
+                "StrataData",
                 "StrataDaemon",
                 "StrataVarlink",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -144,6 +171,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "StrataDataTests",
+            dependencies: [
+                "StrataData",
+                "Strata",
+                "stratactl",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")]
         ),

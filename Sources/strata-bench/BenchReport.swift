@@ -32,6 +32,8 @@ struct BenchReport {
     var notes: [String] = []
     /// Targets: figure key → the highest acceptable ratio.
     var targets: [String: Double] = [:]
+    /// The text table's column names of the two sides (JSON keys stay `_strata`/`_raw`).
+    var columnNames = (strata: "strata", raw: "raw GRDB")
 
     init(scenario: String) { self.scenario = scenario }
 
@@ -44,7 +46,7 @@ struct BenchReport {
         lines.append(parameters.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
         lines.append("machine: \(MachineDescription.current.summary)")
         lines.append("")
-        let header = ["figure", "strata", "raw GRDB", "ratio", "target"]
+        let header = ["figure", columnNames.strata, columnNames.raw, "ratio", "target"]
         var rows: [[String]] = []
         for f in figures {
             let target = targets[f.key].map { f.ratio <= $0 ? "≤\(Self.format($0))x ok" : "≤\(Self.format($0))x MISSED" } ?? ""

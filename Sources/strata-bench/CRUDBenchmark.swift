@@ -41,6 +41,9 @@ struct CRUDBenchmark: ParsableCommand {
     @Flag(name: .long, help: "Strata's store records no change history (the object layer alone; history's own cost is the history scenario's).")
     var noHistory = false
 
+    @Flag(name: .long, help: "Compare StrataData's typed layer (@Model, FetchDescriptor, #Predicate) with GRDB's Codable records and query interface, instead of the string-keyed API with raw GRDB.")
+    var typed = false
+
     @OptionGroup var options: BenchOptions
 
     func validate() throws {
@@ -59,13 +62,20 @@ struct CRUDBenchmark: ParsableCommand {
         let rawStore = try PersistentStore.open(at: directory.url.appending(path: "raw-grdb.sqlite"), model: CRUDDataSet.model, options: storeOptions)
         let strataStore = try PersistentStore.open(at: directory.url.appending(path: "strata.sqlite"), model: CRUDDataSet.model,
                                                    options: StoreOptions(logger: logger, recordsHistory: !noHistory))
-        let sides: [any CRUDWorkload] = [try RawGRDBCRUDWorkload(store: rawStore, data: data), StrataCRUDWorkload(store: strataStore, data: data)]
+        // Index 0 is the baseline, 1 Strata.
+        let sides: [any CRUDWorkload] = typed
+            ? [GRDBRecordsCRUDWorkload(store: rawStore, data: data), TypedCRUDWorkload(store: strataStore, data: data)]
+            : [try RawGRDBCRUDWorkload(store: rawStore, data: data), StrataCRUDWorkload(store: strataStore, data: data)]
         defer { for side in sides { try? side.close() } }
 
         let progress = Progress(enabled: !options.json)
-        var report = BenchReport(scenario: "crud")
-        report.parameters = [("rows", rows), ("batch_size", batchSize), ("fetches", fetches), ("colors", data.colors), ("history", !noHistory)]
-        report.targets = ["insert": 1.15, "fetch": 1.10, "update": 1.20, "delete": 1.15]
+        var report = BenchReport(scenario: typed ? "crud-typed" : "crud")
+        if typed { report.columnNames = ("typed", "GRDB records") }
+        report.parameters = [("rows", rows), ("batch_size", batchSize), ("fetches", fetches), ("colors", data.colors), ("history", !noHistory),
+                             ("typed", typed)]
+        // Typed (issue 46): every figure within 1.15x of GRDB's Codable records.
+        report.targets = typed ? ["insert": 1.15, "fetch": 1.15, "update": 1.15, "delete": 1.15, "fetch_all": 1.15]
+            : ["insert": 1.15, "fetch": 1.10, "update": 1.20, "delete": 1.15]
 
         // Each phase alternates the two sides batch by batch (fetch by fetch), each going first
         // every other round, so that load from other processes hits both alike.
@@ -93,6 +103,15 @@ struct CRUDBenchmark: ParsableCommand {
         report.add(BenchFigure(key: "fetch_p50", label: "fetch p50", unit: "µs", strata: latencies[1].p50Microseconds, raw: latencies[0].p50Microseconds))
         report.add(BenchFigure(key: "fetch_p99", label: "fetch p99", unit: "µs", strata: latencies[1].p99Microseconds, raw: latencies[0].p99Microseconds))
 
+        // Fetch all (typed runs only: the issue's fetch-all figure), a few rounds.
+        if typed {
+            progress.say("fetch all × 3 per side…")
+            var counts = [0, 0]
+            let times = try Self.timeInTurns(sides, 0..<3) { i, side, _ in counts[i] = try side.fetchAll() }
+            if counts[0] != counts[1] { throw BenchError("fetch all read \(counts[0]) rows with GRDB records but \(counts[1]) typed") }
+            report.add(BenchFigure(key: "fetch_all", label: "fetch all \(counts[1]) rows (×3)", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
+        }
+
         // Update and delete 10%.
         for (key, batches) in [("update", data.updateBatches), ("delete", data.deleteBatches)] {
             progress.say("\(key) 10%…")
@@ -103,7 +122,9 @@ struct CRUDBenchmark: ParsableCommand {
             if counts[0] != counts[1] { throw BenchError("\(key) touched \(counts[0]) rows with raw GRDB but \(counts[1]) with Strata") }
             report.add(BenchFigure(key: key, label: "\(key) \(counts[1]) rows", unit: "ms", strata: times[1].milliseconds, raw: times[0].milliseconds))
         }
-        report.notes.append("ratio = Strata / raw GRDB (time); above 1 means Strata is slower. Same schema, SQL, batches and transactions.")
+        report.notes.append(typed
+            ? "ratio = StrataData typed / GRDB Codable records (time); above 1 means the typed layer is slower. Same schema, batches and transactions."
+            : "ratio = Strata / raw GRDB (time); above 1 means Strata is slower. Same schema, SQL, batches and transactions.")
         print(options.json ? report.json : report.text)
     }
 

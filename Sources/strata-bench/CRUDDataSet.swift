@@ -96,4 +96,10 @@ protocol CRUDWorkload {
     /// Deletes every prepared row, in one transaction; returns the rows written.
     func deletePrepared() throws -> Int
     func close() throws
+    /// Fetches every object (typed runs: `crud --typed`); returns how many.
+    func fetchAll() throws -> Int
+}
+
+extension CRUDWorkload {
+    func fetchAll() throws -> Int { 0 }
 }

@@ -22,6 +22,12 @@ struct LatencyRecorder {
         histogram.record(UInt64(max(0, duration.nanoseconds)))
     }
 
+    /// Adds another recorder's latencies to these.
+    mutating func add(_ other: LatencyRecorder) {
+        histogram.add(other.histogram)
+        total += other.total
+    }
+
     var count: UInt64 { histogram.totalCount }
     /// Mean, median and 99th percentile in microseconds.
     var meanMicroseconds: Double { histogram.mean / 1000 }

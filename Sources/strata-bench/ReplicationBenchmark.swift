@@ -8,11 +8,13 @@ import Synchronization
 /// `strata-bench replication`: the upgrade benchmark's finishing run (clients updating rows
 /// through the data socket while `FinishDeferred` runs) with the store replicated by the real
 /// Litestream, against the same run without replication, and the replica lag during each
-/// (docs/Fleet.md). Three runs on copies of one seed:
+/// (docs/Fleet.md); and each run's exec → `READY=1`, the migration at open with Litestream
+/// already replicating the store (its snapshot shipped) or not. Runs on copies of one seed:
 ///
 /// - `off`: no replication (the baseline);
 /// - `on`: `replication:` and `litestream replicate` beside stratad, `FinishDeferred(now)`
-///   (which overrides every scheduler signal: the lag the work causes unpaced);
+///   (which overrides every scheduler signal but the replica's lag: paced by `max_lag`);
+/// - `ignored`: the same with `ignoreLag` (`--ignore-lag`): the lag the work causes unpaced;
 /// - `paced`: the same, finished by the idle scheduler with only the `replication` signal
 ///   (`max_lag`), so the work holds while the replica is behind.
 ///
@@ -33,7 +35,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("max-lag"), help: "replication.max_lag of the paced run.") var maxLag = "64MiB"
     @Option(name: .customLong("sync-interval"), help: "Litestream's sync-interval.") var syncInterval = "1s"
     @Option(name: .customLong("seed-cache"), help: "Directory where seed stores are kept between runs.") var seedCache: String?
-    @Option(name: .long, help: "Runs to make, comma-separated: off, on, paced.") var runs = "off,on,paced"
+    @Option(name: .long, help: "Runs to make, comma-separated: off, on, ignored, paced.") var runs = "off,on,paced"
     @Option(name: .customLong("truncate-page-n"), help: "Litestream's truncate-page-n for the store (default: Litestream's own, 121359 pages, about 500 MB; 0: no blocking TRUNCATE checkpoint).") var truncatePageN: Int?
     @Option(name: .customLong("monitor-interval"), help: "Litestream's monitor-interval for the store: how often it reads the WAL, ships and checkpoints (default: Litestream's own, 1s).") var monitorInterval: String?
     @Option(name: .customLong("clients-only"), help: "Seconds the clients run alone before finishing starts.") var clientsOnlySeconds = 3
@@ -41,6 +43,8 @@ struct ReplicationBenchmark: AsyncParsableCommand {
 
     struct Run {
         var name: String
+        /// exec → `READY=1`: the migration at open, with Litestream replicating the store or not.
+        var ready: Duration
         var finish: Duration
         var figures: UpgradeClients.PhaseFigures
         var maxLagBytes: Int
@@ -77,7 +81,12 @@ struct ReplicationBenchmark: AsyncParsableCommand {
                 let truncate = (truncatePageN.map { "    truncate-page-n: \($0)\n" } ?? "") + (monitorInterval.map { "    monitor-interval: \($0)\n" } ?? "")
                 try "dbs:\n  - path: \(store.path)\n\(truncate)    replicas:\n      - url: file://\(replica)\n        sync-interval: \(syncInterval)\n"
                     .write(toFile: config, atomically: true, encoding: .utf8)
-                process = try Self.startLitestream(litestreamPath, config: config, log: directory.url.appending(path: "\(name)-litestream.log").path)
+                let log = directory.url.appending(path: "\(name)-litestream.log").path
+                process = try Self.startLitestream(litestreamPath, config: config, log: log)
+                // As on a host where Litestream has been replicating the store before the deploy:
+                // its snapshot shipped and its read transaction on the WAL held when stratad
+                // opens the store at the new version (the migration at open, timed as READY=1).
+                try await Self.waitForSnapshot(log: log)
             }
             defer { process?.terminate(); process?.waitUntilExit() }
             let daemon = try launch(name, store: store.path, replica: replicated ? replica : nil, paced: name == "paced", launcher: launcher)
@@ -102,14 +111,14 @@ struct ReplicationBenchmark: AsyncParsableCommand {
                 try await Self.waitUntilFinished(launcher)
             } else {
                 // The vacuum too: the paced run's scheduler turns run it as well.
-                _ = try await launcher.finishDeferred(reclaim: true)
+                _ = try await launcher.finishDeferred(reclaim: true, ignoreLag: name == "ignored")
             }
             let finish = ContinuousClock.now - started
             load.set(.other)
             await load.stop()
             sampler.stop()
             _ = daemon.stop()
-            results.append(Run(name: name, finish: finish, figures: load.results(.finish), maxLagBytes: sampler.maxBytes,
+            results.append(Run(name: name, ready: daemon.ready, finish: finish, figures: load.results(.finish), maxLagBytes: sampler.maxBytes,
                                clientsOnlyMaxLagBytes: clientsOnlyLag))
             try UpgradeBenchmark.remove(store)
         }
@@ -161,6 +170,16 @@ struct ReplicationBenchmark: AsyncParsableCommand {
         throw BenchError("Litestream did not ship the store to \(replica) within 10 minutes")
     }
 
+    /// Waits for Litestream's log to say its first snapshot of the store is shipped.
+    static func waitForSnapshot(log: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(600)
+        while ContinuousClock.now < deadline {
+            if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("snapshot complete") { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw BenchError("Litestream shipped no snapshot within 10 minutes; its log: \(log)")
+    }
+
     static func litestreamExecutable(_ path: String?) throws -> String {
         if let path { return path }
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
@@ -186,15 +205,15 @@ struct ReplicationBenchmark: AsyncParsableCommand {
 
     static func text(_ results: [Run], rows: Int, clients: Int, maxLag: String, litestream: String, load: (Double, Double)) -> String {
         var lines = ["replication: \(rows) rows, \(clients) clients; paced max_lag \(maxLag); Litestream \(litestream); load \(String(format: "%.1f → %.1f", load.0, load.1))",
-                     "run      finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)   clients alone (MiB)"]
+                     "run      ready (ms)   finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)   clients alone (MiB)"]
         let base = results.first { $0.name == "off" }
         for run in results {
             func mib(_ bytes: Int) -> NSString { (run.name == "off" ? "-" : String(format: "%.1f", Double(bytes) / 1_048_576)) as NSString }
-            var line = String(format: "%-8@ %10.2f %17.2f %17.2f %8d %22@ %21@", run.name as NSString, run.finish.seconds,
+            var line = String(format: "%-8@ %10.1f %12.2f %17.2f %17.2f %8d %22@ %21@", run.name as NSString, run.ready.milliseconds, run.finish.seconds,
                               run.figures.latency.p99Microseconds / 1000, run.figures.maxMicroseconds / 1000, run.figures.errors,
                               mib(run.maxLagBytes), mib(run.clientsOnlyMaxLagBytes))
             if let base, run.name != "off", base.finish > .zero {
-                line += String(format: "   vs off: finish %.2f×, p99 %.2f×, max %.2f×", run.finish.seconds / base.finish.seconds,
+                line += String(format: "   vs off: ready %.2f×, finish %.2f×, p99 %.2f×, max %.2f×", run.ready.seconds / max(0.001, base.ready.seconds), run.finish.seconds / base.finish.seconds,
                                run.figures.latency.p99Microseconds / max(1, base.figures.latency.p99Microseconds),
                                run.figures.maxMicroseconds / max(1, base.figures.maxMicroseconds))
             }
@@ -208,7 +227,7 @@ struct ReplicationBenchmark: AsyncParsableCommand {
             "scenario": "replication", "machine": MachineDescription.current.jsonObject, "rows": rows, "clients": clients,
             "max_lag": maxLag, "truncate_page_n": truncatePageN.map { $0 as Any } ?? NSNull(), "monitor_interval": monitorInterval.map { $0 as Any } ?? NSNull(), "load_start": load.0, "load_end": load.1,
             "runs": results.map { run -> [String: Any] in
-                ["name": run.name, "finish_s": run.finish.seconds, "client_p99_ms": run.figures.latency.p99Microseconds / 1000,
+                ["name": run.name, "ready_ms": run.ready.milliseconds, "finish_s": run.finish.seconds, "client_p99_ms": run.figures.latency.p99Microseconds / 1000,
                  "client_max_ms": run.figures.maxMicroseconds / 1000, "errors": run.figures.errors, "max_lag_bytes": run.maxLagBytes,
                  "clients_only_max_lag_bytes": run.clientsOnlyMaxLagBytes]
             },

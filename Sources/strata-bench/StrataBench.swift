@@ -17,8 +17,8 @@ struct StrataBench: AsyncParsableCommand {
         abstract: "Benchmark Strata against raw GRDB running the same SQL.",
         discussion: "Every figure is printed with the ratio Strata / raw GRDB (lower is better; 1.00 means no overhead). See docs/Benchmarks.md.",
         subcommands: [CRUDBenchmark.self, DeferralBenchmark.self, SchedulerBenchmark.self, LimitsBenchmark.self, UpgradeBenchmark.self,
-                      HistoryBenchmark.self, ReplicationBenchmark.self, ServeBenchmark.self, TransportFloor.self, RolloutBenchmark.self,
-                      SchedulerClientCommand.self, RolloutClientCommand.self, BusyCoreCommand.self]
+                      HistoryBenchmark.self, ReplicationBenchmark.self, ServeBenchmark.self, IsolationBenchmark.self, TransportFloor.self,
+                      RolloutBenchmark.self, SchedulerClientCommand.self, RolloutClientCommand.self, BusyCoreCommand.self]
     )
 }
 

@@ -395,13 +395,15 @@ struct Launcher {
         var firstTask: Duration?
     }
 
-    /// `reclaim`: the vacuum too (FinishDeferred leaves it to the scheduler's idle turns otherwise).
-    func finishDeferred(reclaim: Bool = false) async throws -> Finish {
+    /// `reclaim`: the vacuum too (FinishDeferred leaves it to the scheduler's idle turns otherwise);
+    /// `ignoreLag`: not paced by a replicated store's replica lag (`--ignore-lag`).
+    func finishDeferred(reclaim: Bool = false, ignoreLag: Bool = false) async throws -> Finish {
         let started = ContinuousClock.now
         var firstTaskId: Int64?
         var firstTaskEnded: ContinuousClock.Instant?
         let last = try await VarlinkClient.withConnection(to: adminSocket) { admin in
-            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true, reclaim: reclaim ? true : nil)) { reply in
+            try await admin.callMore(StrataAdmin.FinishDeferred.self, .init(store: "bench", wait: true, now: true, reclaim: reclaim ? true : nil,
+                                                                     ignoreLag: ignoreLag ? true : nil)) { reply in
                 guard let id = reply.progress?.taskId else { return }
                 if firstTaskId == nil { firstTaskId = id }
                 if id != firstTaskId, firstTaskEnded == nil { firstTaskEnded = ContinuousClock.now }

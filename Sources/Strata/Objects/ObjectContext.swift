@@ -71,6 +71,13 @@ public final class ObjectContext {
     /// When set, every fetch, count and save of this context stops once it passes, throwing
     /// ``StoreError`` with code ``StoreError/Code/callTimeout`` (see ``CallDeadline``).
     public var deadline: CallDeadline?
+    /// The typed context (StrataData's `ModelContext`) built on this one, if any: how a typed
+    /// model finds the typed objects of its relationships. Weak: the typed context owns this one.
+    package weak var typedOwner: AnyObject?
+    /// The model this context reads and writes with (the typed layer checks its classes against it).
+    package var objectModel: ObjectModel { model }
+    /// The storage layout of ``objectModel``.
+    package var storageLayout: StorageLayout { storeLayout }
 
     /// The shared description of an entity (cached), or nil when the model has no such entity.
     func info(for entityName: String) -> EntityInfo? {

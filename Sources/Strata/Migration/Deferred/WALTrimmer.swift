@@ -52,8 +52,10 @@ final class WALTrimmer: Sendable {
     static let maximumStep = 512 << 20
     /// A tail shorter than this is left for the next step.
     static let minimumCut = 1 << 20
-    /// The wait between two cuts after a run while a client call is in flight.
-    static let clientPause = Duration.milliseconds(50)
+    /// How long no client call must have been in flight before a cut after a run.
+    static let quietBeforeCut = Duration.milliseconds(250)
+    /// How often the clients are looked at while waiting for a quiet moment.
+    static let quietSample = Duration.milliseconds(5)
 
     private let walPath: String
     private let shmPath: String
@@ -175,25 +177,41 @@ final class WALTrimmer: Sendable {
     }
 
     /// After a run (on the store's checkpoint queue): steps until the file is within the limit,
-    /// and a passive checkpoint and a growing wait while the WAL is all in use. While a client
-    /// call is in flight a step cuts at most ``minimumStep`` and the next waits ``clientPause``
-    /// (at least `pause`): the blocks a cut frees are given back to the device at the file
-    /// system's next journal commit (`discard`), which every other write to the file system —
-    /// the clients' commits included — waits for; cuts of hundreds of megabytes in a row made
-    /// clients wait 10–30 ms at 1M and 4M rows (issue 44). Stops when a run begins (that run goes
-    /// on between its batches) or the store closes; once done, the writer's journal size limit
-    /// is back. Gives up after `patience` of waiting, leaving the limit off: SQLite would cut
-    /// the whole file at once at a client's write.
+    /// and a passive checkpoint and a growing wait while the WAL is all in use. **Nothing is cut
+    /// while clients call**: a cut is made only once no client call has been in flight for
+    /// ``quietBeforeCut``, sampled every few milliseconds. The blocks a cut frees are given back
+    /// to the device at the file system's next journal commit (`discard`), which every other
+    /// write to the file system — the clients' commits included — waits for: cuts of hundreds
+    /// of megabytes in a row made clients wait 10–30 ms at 1M and 4M rows, and cuts of 4 MiB
+    /// every 50 ms while they called still 120–140 ms now and then at 4M (issue 44). Stops when a
+    /// run begins (that run goes on between its batches) or the store closes; once done, the
+    /// writer's journal size limit is back. Gives up after `patience` of waiting (for a reader
+    /// or for a quiet moment), leaving the limit off: SQLite would cut the whole file at once
+    /// at a client's write.
     func trimAfterRun(store: PersistentStore, budget: Duration, pause: Duration, clientsActive: () -> Bool,
                       checkpoint: () -> Void, patience: Duration = .seconds(300)) {
         var waited = Duration.zero
         var wait = Duration.milliseconds(50)
+        // The run has just ended, most often because a client came: quiet only once seen so.
+        var lastSeenBusy = ContinuousClock.now
+        let began = ContinuousClock.now
         while !closed.load(ordering: .relaxed), !isRunning, isEngaged {
+            let now = ContinuousClock.now
+            if clientsActive() { lastSeenBusy = now }
+            if now - lastSeenBusy < Self.quietBeforeCut {
+                guard now - began < patience else {
+                    store.logger.notice("the WAL stays larger than the journal size limit: clients kept calling", metadata: [
+                        "strata.wal_bytes": "\(PersistentStore.fileSize(walPath))",
+                    ])
+                    return
+                }
+                Thread.sleep(forTimeInterval: Self.quietSample.seconds)
+                continue
+            }
             let outcome: Outcome
-            let busy = clientsActive()
             do {
                 outcome = try store.database.writeWithoutTransaction { db in
-                    let outcome = try step(db, budget: budget, restart: true, cap: busy ? Self.minimumStep : nil)
+                    let outcome = try step(db, budget: budget, restart: true)
                     if outcome == .done { release(db) }
                     return outcome
                 }
@@ -207,7 +225,7 @@ final class WALTrimmer: Sendable {
             case .more:
                 waited = .zero
                 wait = .milliseconds(50)
-                if busy || clientsActive() { Thread.sleep(forTimeInterval: max(pause, Self.clientPause).seconds) }
+                Thread.sleep(forTimeInterval: pause.seconds)
             case .waiting:
                 guard waited < patience else {
                     store.logger.notice("the WAL stays larger than the journal size limit: a reader held it in use", metadata: [
