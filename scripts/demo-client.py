@@ -4,8 +4,11 @@ over stratad's data socket (Varlink: JSON messages ending in a NUL byte), RATE c
 until Ctrl-C. While it runs, the idle scheduler leaves the deferred cleanup alone (more than
 scheduler.request_rate = 5 calls a second); `stratactl status` says so.
 
-usage: scripts/demo-client.py [DATA_SOCKET] [RATE]
+usage: scripts/demo-client.py [--version NAME] [DATA_SOCKET] [RATE]
        (defaults: var/run/data.sock, 20)
+--version NAME: every call names the model version the client was built against (an older
+version of the store is served in its own names while the store can: docs/Rollout.md);
+without it calls are served at the store's version.
 Python's standard library only. Exit status: 0 after Ctrl-C (SIGINT) or SIGTERM, 1 when a
 call fails.
 """
@@ -26,8 +29,14 @@ signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 signal.signal(signal.SIGINT, stop)
 signal.signal(signal.SIGTERM, stop)
 
-path = sys.argv[1] if len(sys.argv) > 1 else "var/run/data.sock"
-rate = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
+arguments = sys.argv[1:]
+version = None
+if arguments[:1] == ["--version"]:
+    if len(arguments) < 2:
+        sys.exit("demo-client: --version needs a model version name (e.g. --version \"Aircraft 2\")")
+    version, arguments = arguments[1], arguments[2:]
+path = arguments[0] if len(arguments) > 0 else "var/run/data.sock"
+rate = float(arguments[1]) if len(arguments) > 1 else 20.0
 
 connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
@@ -40,6 +49,8 @@ pending = b""
 def call(method, **parameters):
     """One Varlink call; returns the reply's parameters or exits with the error."""
     global pending
+    if version is not None:
+        parameters["version"] = version
     connection.sendall(json.dumps({"method": f"io.strata.Store.{method}", "parameters": parameters}).encode() + b"\0")
     while b"\0" not in pending:
         chunk = connection.recv(65536)

@@ -18,7 +18,7 @@ struct StrataBench: AsyncParsableCommand {
         discussion: "Every figure is printed with the ratio Strata / raw GRDB (lower is better; 1.00 means no overhead). See docs/Benchmarks.md.",
         subcommands: [CRUDBenchmark.self, DeferralBenchmark.self, SchedulerBenchmark.self, LimitsBenchmark.self, UpgradeBenchmark.self,
                       HistoryBenchmark.self, ReplicationBenchmark.self, ServeBenchmark.self, IsolationBenchmark.self, TransportFloor.self,
-                      SchedulerClientCommand.self, BusyCoreCommand.self]
+                      RolloutBenchmark.self, SchedulerClientCommand.self, RolloutClientCommand.self, BusyCoreCommand.self]
     )
 }
 

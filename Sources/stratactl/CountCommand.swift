@@ -14,6 +14,7 @@ struct CountCommand: ParsableCommand {
             Examples:
               stratactl count var/aircraft.sqlite Aircraft
               stratactl count var/aircraft.sqlite Aircraft --where "colorScheme.primary == %@" --arg red
+              stratactl count var/fleet.sqlite Aircraft --version "Fleet 1" --model config/models/Fleet --where "registration BEGINSWITH 'F-'"
             """
     )
 
@@ -30,8 +31,9 @@ struct CountCommand: ParsableCommand {
             let predicate = try query.fetchPredicate()
             let offline = try OfflineStore(path: query.store)
             defer { offline.close() }
-            try query.checkEntity(in: offline.layout)
-            return try ObjectContext(store: offline.store).count(FetchRequest(entityName: query.entity, predicate: predicate))
+            let (context, layout, _) = try query.context(on: offline)
+            try query.checkEntity(in: layout)
+            return try context.count(FetchRequest(entityName: query.entity, predicate: predicate))
         }
         if output.json {
             try JSONOutput.print(Result(entity: query.entity, count: count))

@@ -90,6 +90,10 @@ func printStores(_ stores: [StrataAdmin.StoreInfo]) {
         print(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
             .trimmingCharacters(in: .whitespaces))
     }
+    // Cleanup waiting for clients of an older model version (stratactl clients shows them).
+    for store in stores {
+        if let held = store.held { print("\(store.name): \(held)") }
+    }
 }
 
 struct DaemonStoresCommand: AsyncParsableCommand {
@@ -113,6 +117,8 @@ struct DaemonPendingCommand: AsyncParsableCommand {
                 for task in entry.tasks {
                     let percent = Int(task.fraction * 100)
                     print("  #\(task.id) \(task.kind.rawValue) \(task.summary) [\(task.state.rawValue)] \(task.rowsDone)/\(task.rowsTotal) \(task.kind == .backup ? "pages" : "rows") (\(percent)%)")
+                    // Why it waits: clients of an older model version still use what it drops.
+                    if let held = task.held { print("      \(held)") }
                 }
             }
         }
@@ -140,6 +146,11 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
             to the file system is left to the scheduler's idle turns, as PostgreSQL leaves space \
             to autovacuum; --reclaim runs it in this request too.
 
+            Tasks that would drop what clients of an older model version still use (a call at \
+            that version within rollout.grace; `stratactl clients`) are held: the scheduler and \
+            this command leave them, and `pending` says why. --now runs them anyway after \
+            saying who loses access: it asks on a terminal, and needs --force otherwise (scripts).
+
             On a replicated store (replication: in the daemon's configuration) a --now run is \
             paced by the replica as the scheduler's turns are: when the next batch would take the \
             replica's lag past replication.max_lag the run waits for Litestream to catch up, then \
@@ -152,17 +163,33 @@ struct DaemonFinishDeferredCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run even if the scheduler is paused or the machine busy, with the forced run's cost delay (forced_pause_between_batches: none shipped, as a manual VACUUM).") var now = false
     @Flag(name: .customLong("if-idle"), help: "Run only if the scheduler allows it (the default; for timers).") var ifIdle = false
     @Flag(name: .long, help: "Give the free pages back in this run too (the incremental vacuum), instead of in the scheduler's idle turns.") var reclaim = false
+    @Flag(name: .long, help: "With --now: run tasks held for clients of an older model version without asking (they lose access to what the tasks drop).") var force = false
     @Flag(name: .customLong("ignore-lag"), help: "With --now on a replicated store: go on whatever the replica's lag (by default the run waits for it past replication.max_lag).") var ignoreLag = false
 
     func validate() throws {
         if now && ifIdle { throw ValidationError("--now and --if-idle contradict each other") }
+        if force && !now { throw ValidationError("--force goes with --now (held tasks run only in a forced run)") }
         if ignoreLag && !now { throw ValidationError("--ignore-lag goes with --now: a run without it waits for the scheduler, which holds the work while the replica is behind") }
     }
 
     func run() async throws {
-        let parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil,
+        var parameters = StrataAdmin.FinishDeferred.Parameters(store: store, wait: wait, now: now, reclaim: reclaim ? true : nil,
                                                                ignoreLag: ignoreLag ? true : nil)
         try await withAdmin(options) { admin in
+            if now {
+                // Held tasks: say who loses access, then ask (or take --force).
+                let pending = try await admin.call(StrataAdmin.Pending.self, .init(store: store))
+                let held = pending.stores.flatMap { entry in
+                    entry.tasks.filter { $0.held?.hasPrefix("held: ") ?? false }.map { (store: entry.store, task: $0) }
+                }
+                if !held.isEmpty {
+                    let clients = try await admin.call(StrataAdmin.Clients.self, .init(store: store)).clients.filter { $0.active && !$0.current && $0.refused == nil }
+                    guard HeldConfirmation.confirm(held: held, clients: clients, force: force) else {
+                        throw ExitStatus.fail("nothing was run: the held tasks wait for those clients; add --force to run them anyway", code: ExitStatus.failure)
+                    }
+                    parameters.force = true
+                }
+            }
             let bar = ProgressBar(enabled: wait && !options.json, output: .standardOutput, decilesOnly: false)
             // Ctrl-C leaves the work running in the daemon: say so, and how to get back to it.
             let detach = wait ? DetachOnInterrupt(bar: bar, store: store, now: now) : nil

@@ -11,7 +11,7 @@ import StrataVarlink
 /// | 0 | success |
 /// | 1 | failure: a missing, unreadable, foreign, truncated, corrupt or locked store; `inspect --check` found problems; a failure the daemon reports |
 /// | 2 | usage: bad options or values, an unknown entity or keypath, a bad predicate or sort key |
-/// | 3 | the store or model is incompatible: written by a newer Strata, needs migration, or the migration is refused |
+/// | 3 | the store or model is incompatible: written by a newer Strata, needs migration, or the migration is refused; a model version that cannot be served (`--version`, `VersionNotServed`) |
 /// | 4 | the daemon is unreachable |
 /// | 5 | the daemon refused the caller (not authorized) |
 /// | 6 | the daemon has no such store or setting |
@@ -53,7 +53,7 @@ enum ExitStatus {
             case .unknownEntity, .unknownProperty, .abstractEntity, .typeMismatch: return usage
             default: return failure
             }
-        case is MigrationError:
+        case is MigrationError, is VersionBridgeError:
             return incompatible
         case let error as StagedMigrationError:
             switch error.code {
@@ -90,7 +90,7 @@ enum ExitStatus {
         switch StrataAdmin.Failure(error) {
         case .noSuchStore?, .unknownSetting?: return notFound
         case .invalidSetting?: return invalid
-        case .storeUnavailable?, .storeFailure?, .alreadyRunning?, .reloadFailed?: return failure
+        case .storeUnavailable?, .storeFailure?, .alreadyRunning?, .reloadFailed?, .heldForClients?: return failure
         case nil: break
         }
         switch error.name {

@@ -23,6 +23,11 @@ struct FetchCommand: ParsableCommand {
             Examples:
               stratactl fetch var/aircraft.sqlite Aircraft --where "colorScheme.primary == %@" --arg red
               stratactl fetch var/aircraft.sqlite Aircraft --sort tailNumber:desc --limit 10 --json
+
+            --version reads as a client of an older model version does (its entity and \
+            property names, removed attributes while their columns remain; --model names the \
+            store's model directory). A version that cannot be served is refused with the hop \
+            and what is missing (docs/Rollout.md).
             """
     )
 
@@ -49,15 +54,15 @@ struct FetchCommand: ParsableCommand {
             for key in sort { sortDescriptors += try FetchSortDescriptor.list(parsing: key) }
             let offline = try OfflineStore(path: query.store)
             defer { offline.close() }
-            try query.checkEntity(in: offline.layout)
-            let context = ObjectContext(store: offline.store)
+            let (context, layout, model) = try query.context(on: offline)
+            try query.checkEntity(in: layout)
             let objects = try context.fetch(FetchRequest(
                 entityName: query.entity, predicate: predicate, sortDescriptors: sortDescriptors,
                 fetchLimit: limit, fetchOffset: offset))
             if output.json {
                 return try JSONOutput.string(jsonObject: objects.map { $0.jsonObject(style: .display) })
             }
-            return ObjectTable(entity: query.entity, model: offline.model, layout: offline.layout).render(objects)
+            return ObjectTable(entity: query.entity, model: model, layout: layout).render(objects)
         }
         print(text)
     }

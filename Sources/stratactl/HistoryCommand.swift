@@ -22,6 +22,8 @@ func withDataSocket(_ options: DataSocketOptions, json: Bool, _ body: (VarlinkCl
         let code: ExitCode = switch StrataStore.Failure(error) {
         case .noSuchStore?: ExitStatus.notFound
         case .historyExpired?, .invalidHistoryToken?, .invalidPredicate?, .objectError?: ExitStatus.invalid
+        // The named model version is not served beside the store's (the reason says what to do).
+        case .versionNotServed?: ExitStatus.incompatible
         default: ExitStatus.code(for: error)
         }
         throw ExitStatus.fail("\(error.name): \(error.reason)", code: code)
@@ -64,13 +66,16 @@ struct HistoryShowCommand: AsyncParsableCommand {
     @Option(name: .long, help: "At most this many transactions (1 to 10000).")
     var limit: Int64 = 100
 
+    @Option(name: .long, help: ArgumentHelp("Show the history in the names of this model version of the store's model directory (an older one: docs/Rollout.md).", valueName: "name"))
+    var version: String?
+
     @OptionGroup var socket: DataSocketOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
         try await withDataSocket(socket, json: output.json) { data in
             let reply = try await data.call(StrataStore.History.self, .init(
-                store: store, since: since, entities: entity.isEmpty ? nil : entity, limit: limit))
+                store: store, since: since, entities: entity.isEmpty ? nil : entity, limit: limit, version: version))
             if output.json { return printReply(reply) }
             for transaction in reply.transactions { print(HistoryText.render(transaction)) }
             print("next \(reply.next) (latest \(reply.latest))")
@@ -145,7 +150,8 @@ struct WatchCommand: AsyncParsableCommand {
             Prints each transaction as `stratactl history` does (with --json, one JSON object \
             per line). --where needs exactly one --entity and applies to the objects as they \
             are now; deletes always show. Resume after an interruption with --since and the \
-            last token printed.
+            last token printed. --version watches in an older model version's names (a \
+            version the store is past: docs/Rollout.md); a newer one is refused with what to do.
             """
     )
 
@@ -161,13 +167,16 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Start after this token (default: from now on).")
     var since: Int64?
 
+    @Option(name: .long, help: ArgumentHelp("Watch as a client of this model version does: its entity and property names, in --where too (an older version of the store's model directory: docs/Rollout.md).", valueName: "name"))
+    var version: String?
+
     @OptionGroup var socket: DataSocketOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
         try await withDataSocket(socket, json: output.json) { data in
             _ = try await data.callMore(StrataStore.Observe.self, .init(
-                store: store, entities: entity.isEmpty ? nil : entity, predicate: predicate, since: since)) { reply in
+                store: store, entities: entity.isEmpty ? nil : entity, predicate: predicate, since: since, version: version)) { reply in
                 // Written unbuffered: a person or a pipe sees each transaction as it commits.
                 let text: String
                 if output.json {

@@ -19,6 +19,33 @@ struct QueryOptions: ParsableArguments {
         valueName: "value"))
     var arguments: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Query as a client of this model version does: its entity and property names (an older version the store is past; needs --model). See docs/Rollout.md.",
+        valueName: "name"))
+    var version: String?
+
+    @Option(name: .long, help: ArgumentHelp("The store's model directory (for --version: the store records only its own version).", valueName: "dir"),
+            completion: .directory)
+    var model: String?
+
+    /// A context on `offline` in the shape the query asks for: the store's own version, or
+    /// `--version` served through a ``VersionBridge``; and that shape's layout.
+    func context(on offline: OfflineStore) throws -> (ObjectContext, StorageLayout, ObjectModel) {
+        guard let version, version != offline.model.version else {
+            if model != nil && version == nil { throw UsageError("--model is for --version; without it the store's own model is used") }
+            return (ObjectContext(store: offline.store), offline.layout, offline.model)
+        }
+        guard let model else {
+            throw UsageError("--version \(version) needs --model DIR: the store records only its own version ('\(offline.model.version)'), not the older ones")
+        }
+        let directory = try ModelDirectory(url: URL(fileURLWithPath: model))
+        if let same = directory.version(named: version), same.checksum == offline.model.checksum {
+            return (ObjectContext(store: offline.store), offline.layout, offline.model)
+        }
+        let bridge = try VersionBridge.resolve(store: offline.store, directory: directory, version: version)
+        return (ObjectContext(store: offline.store, serving: bridge), bridge.layout, bridge.servedModel)
+    }
+
     /// The predicate with its arguments, or nil for every object.
     func fetchPredicate() throws -> FetchPredicate? {
         guard let predicate else {

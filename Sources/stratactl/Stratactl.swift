@@ -29,6 +29,7 @@ struct Stratactl: AsyncParsableCommand {
             DaemonStatusCommand.self,
             DaemonStoresCommand.self,
             DaemonPendingCommand.self,
+            DaemonClientsCommand.self,
             DaemonFinishDeferredCommand.self,
             DaemonPauseCommand.self,
             DaemonResumeCommand.self,

@@ -55,13 +55,27 @@ import Testing
         Regenerated(what: "a changed field", replacing: "  requests: int,\n", with: "  requests: float,\n", file: "StrataAdmin+Types.swift",
                     says: "public var requests: Double", saidBefore: "public var requests: Int\n"),
         Regenerated(what: "a changed method", replacing: "method Pending(store: ?string)", with: "method Pending(store: string)",
-                    file: "StrataAdmin+Methods.swift", says: "public init(store: String = nil) {", saidBefore: "public init(store: String? = nil) {"),
+                    file: "StrataAdmin+Methods.swift", says: Self.pendingParameters(type: "String"), saidBefore: Self.pendingParameters(type: "String?")),
         Regenerated(what: "a changed enum", replacing: "  state: (ready, failed, closed),\n", with: "  state: (ready, failed, closed, draining),\n",
                     file: "StrataAdmin+Types.swift", says: "case ready, failed, closed, draining", saidBefore: "case ready, failed, closed\n"),
         Regenerated(what: "a changed error", replacing: "error InvalidSetting (key: string, value: string, reason: string)",
                     with: "error InvalidSetting (key: string, value: ?string, reason: string)",
                     file: "StrataAdmin+Errors.swift", says: "public var value: String?", saidBefore: "public var value: String\n"),
     ]
+
+    /// The start of `Pending`'s parameters with a `store` of `type` (other methods take a
+    /// `store: ?string` too: the method's name makes it one).
+    static func pendingParameters(type: String) -> String {
+        """
+        name = "Pending"
+
+                /// What the method takes.
+                public struct Parameters: Codable, Sendable, Hashable {
+                    /// The store's name (as configured).
+                    public var store: \(type)
+
+        """
+    }
 
     @Test(arguments: regenerated)
     func aChangedVarlinkChangesTheSwift(_ change: Regenerated) throws {

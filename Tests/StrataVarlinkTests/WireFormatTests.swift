@@ -25,7 +25,7 @@ import Testing
     static let storeInfo = StrataAdmin.StoreInfo(
         name: "fleet", path: "/var/lib/strata/fleet.sqlite", state: .failed, modelVersion: nil, targetVersion: "v2",
         deferCleanup: true, pendingTasks: 2, finishing: false, requests: 7, error: "the model does not open")
-    static let storeInfoBytes = #"{"parameters":{"stores":[{"deferCleanup":true,"error":"the model does not open","finishing":false,"modelVersion":null,"name":"fleet","path":"/var/lib/strata/fleet.sqlite","pendingTasks":2,"requests":7,"state":"failed","targetVersion":"v2"}]}}"#
+    static let storeInfoBytes = #"{"parameters":{"stores":[{"deferCleanup":true,"error":"the model does not open","finishing":false,"held":null,"modelVersion":null,"name":"fleet","path":"/var/lib/strata/fleet.sqlite","pendingTasks":2,"requests":7,"state":"failed","targetVersion":"v2"}]}}"#
 
     @Test func aStoreStateIsAString() throws {
         #expect(try Self.wire(StrataAdmin.ListStores.Reply(stores: [Self.storeInfo])) == Self.storeInfoBytes)
@@ -43,7 +43,7 @@ import Testing
 
     static let task = StrataAdmin.DeferredTaskInfo(id: 3, kind: .rewriteTable, table: "ZAIRCRAFT", summary: "rewrite ZAIRCRAFT",
                                                    state: .running, rowsDone: 10, rowsTotal: 40, fraction: 0.25)
-    static let taskBytes = #"{"parameters":{"stores":[{"store":"fleet","tasks":[{"fraction":0.25,"id":3,"kind":"rewriteTable","rowsDone":10,"rowsTotal":40,"state":"running","summary":"rewrite ZAIRCRAFT","table":"ZAIRCRAFT"}]}]}}"#
+    static let taskBytes = #"{"parameters":{"stores":[{"store":"fleet","tasks":[{"fraction":0.25,"held":null,"id":3,"kind":"rewriteTable","rowsDone":10,"rowsTotal":40,"state":"running","summary":"rewrite ZAIRCRAFT","table":"ZAIRCRAFT"}]}]}}"#
 
     @Test func aTaskKindAndStateAreStrings() throws {
         let reply = StrataAdmin.Pending.Reply(stores: [.init(store: "fleet", tasks: [Self.task])])

@@ -46,6 +46,19 @@ extension ObjectContext {
             }
             changes.append(PendingHistoryChange(entity: object.entity.name, primaryKey: object.objectID.primaryKey, kind: .update, properties: properties))
         }
+        if let bridge {
+            // An older version's changes are history under the store's current names.
+            changes = changes.map { change in
+                var renamed = change
+                renamed.entity = bridge.currentName(ofEntity: change.entity)
+                renamed.properties = change.properties.map { bridge.currentName(ofProperty: $0, entity: change.entity) }.sorted()
+                renamed.tombstone = Dictionary(change.tombstone.map { key, value in
+                    let top = VersionBridgeBuilder.topLevel(key)
+                    return (bridge.currentName(ofProperty: top, entity: change.entity) + key.dropFirst(top.count), value)
+                }, uniquingKeysWith: { a, _ in a })
+                return renamed
+            }
+        }
         try HistoryRecorder.record(changes, user: transactionUser, author: transactionAuthor, store: store, in: db)
     }
 }

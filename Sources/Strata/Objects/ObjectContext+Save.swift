@@ -324,7 +324,13 @@ extension ObjectContext {
             if let order = object.orderColumn(forToOne: relationship) { orderColumns.append(order) }
         }
         columns += orderColumns
-        let sql = "INSERT INTO \(quoteIdentifier(layout.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        var values = columns.map { _ in "?" }
+        // A layout serving an older model version: what that version does not know, as constants.
+        for (column, literal) in layout.insertConstants.sorted(by: { $0.key < $1.key }) {
+            columns.append(column)
+            values.append(literal)
+        }
+        let sql = "INSERT INTO \(quoteIdentifier(layout.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
         let plan = InsertPlan(sql: sql, attributeKeyPaths: keyPaths, toOneNames: toOneNames, orderColumns: orderColumns, columnCount: columns.count)
         object.info.insertPlan = plan
         return plan

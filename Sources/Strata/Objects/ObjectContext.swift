@@ -51,6 +51,14 @@ public final class ObjectContext {
     /// Entity descriptions and row plans (``ContextCaches``): the store's, lent to this
     /// context for its life, or this context's own when bound to a connection.
     let caches: ContextCaches
+    /// Where ``caches`` go back when the context ends (nil: a connection-bound context's own).
+    private let cachePool: ContextCachePool?
+    /// The older model version this context serves (``init(store:serving:)``), nil for the
+    /// store's own.
+    let bridge: VersionBridge?
+    /// The older model version this context serves (``init(store:serving:)``); nil for a
+    /// context in the store's own version.
+    public var servedBridge: VersionBridge? { bridge }
     private var nextTemporaryKey: Int64 = -1
     /// Objects of an older generation are detached (``reset()``).
     private(set) var generation = 1
@@ -112,7 +120,7 @@ public final class ObjectContext {
 
     deinit {
         link.context = nil
-        backingStore?.contextCaches.giveBack(caches)
+        cachePool?.giveBack(caches)
     }
 
     /// A context on `store`, with no pending changes.
@@ -123,6 +131,35 @@ public final class ObjectContext {
         self.storePath = store.path
         self.queryCache = store.queryCache
         self.caches = store.contextCaches.take()
+        self.cachePool = store.contextCaches
+        self.bridge = nil
+        self.isConnectionBound = false
+        link.context = self
+    }
+
+    /// A context on `store` that reads and writes in the shape of an older model version —
+    /// its entity and property names, its attributes — through `bridge` (``VersionBridge``):
+    /// the store's tables under the names a client built against that version knows. Its
+    /// saves record the change history under the store's current names. Each transaction
+    /// checks that what the bridge uses is still in the store (the deferred cleanup may have
+    /// dropped it), and throws ``VersionBridgeError`` when not.
+    ///
+    /// ```swift
+    /// let bridge = try VersionBridge.resolve(store: store, directory: models, version: "Fleet 1")
+    /// let context = ObjectContext(store: store, serving: bridge)
+    /// let aircraft = try context.insert("Aircraft")
+    /// aircraft["registration"] = "F-GSPT"      // Fleet 1's name; Fleet 2 calls it tailNumber
+    /// try context.save()
+    /// ```
+    public init(store: PersistentStore, serving bridge: VersionBridge) {
+        self.backingStore = store
+        self.model = bridge.servedModel
+        self.storeLayout = bridge.layout
+        self.storePath = store.path
+        self.queryCache = bridge.caches.queries
+        self.caches = bridge.caches.contexts.take()
+        self.cachePool = bridge.caches.contexts
+        self.bridge = bridge
         self.isConnectionBound = false
         link.context = self
     }
@@ -137,6 +174,8 @@ public final class ObjectContext {
         self.storePath = path
         self.queryCache = FetchQueryCache()
         self.caches = ContextCaches()
+        self.cachePool = nil
+        self.bridge = nil
         self.connection = connection
         self.isConnectionBound = true
         link.context = self
@@ -152,9 +191,11 @@ public final class ObjectContext {
             return try CallDeadline.enforce(deadline, path: storePath) { try body(connection) }
         }
         let gate = store.transactionGate
+        let bridge = self.bridge
         return try store.readThroughLanes { db in
             try CallDeadline.enforce(deadline, path: storePath) {
                 try gate.run(db)
+                try bridge?.check(db)
                 return try body(db)
             }
         }
@@ -173,9 +214,11 @@ public final class ObjectContext {
             return
         }
         let gate = store.transactionGate
+        let bridge = self.bridge
         try store.database.write { db in
             try CallDeadline.enforce(deadline, path: storePath) {
                 try gate.run(db)
+                try bridge?.check(db)
                 try body(db)
             }
         }

@@ -43,6 +43,11 @@ public struct EntityLayout: Sendable, Hashable {
     public var slotIndex: [String: Int] = [:]
     /// The attribute type of each slot.
     public var slotTypes: [AttributeType] = []
+    /// Columns an insert fills with a constant besides the slots, by column: SQL literals. A
+    /// store's own layout has none; the layout that serves an older model version beside the
+    /// current one (``VersionBridge``) gives the columns that version does not know their
+    /// defaults (and `_entity` its stored name).
+    public var insertConstants: [String: String] = [:]
 
     /// The column for an attribute keypath, a composite leaf, or a to-one relationship.
     public func column(forKeyPath keyPath: String) -> String? {

@@ -20,13 +20,13 @@ public struct StorageLayout: Sendable, Hashable {
     /// The model the layout maps.
     public let model: ObjectModel
     /// Entity tables by name.
-    public private(set) var tables: [String: TableLayout] = [:]
+    public internal(set) var tables: [String: TableLayout] = [:]
     /// Join tables by name.
-    public private(set) var joinTables: [String: JoinTableLayout] = [:]
+    public internal(set) var joinTables: [String: JoinTableLayout] = [:]
     /// Every index, in creation order.
-    public private(set) var indexes: [IndexLayout] = []
+    public internal(set) var indexes: [IndexLayout] = []
     /// Per entity name: the table and where each property lives.
-    public private(set) var entities: [String: EntityLayout] = [:]
+    public internal(set) var entities: [String: EntityLayout] = [:]
 
     /// The integer primary key column of every table.
     public static let primaryKeyColumn = "_pk"

@@ -37,7 +37,7 @@ struct ConfigurationReader {
         guard let root, !(root.null != nil) else {
             throw ConfigurationError(.missingKey, file: file, key: "stores", "the file is empty; it needs at least a `stores:` list")
         }
-        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "metrics", "log_level"])
+        let top = try mapping(root, key: "", allowed: ["stores", "sockets", "scheduler", "limits", "metrics", "log_level", "rollout"])
         guard let stores = top["stores"] else {
             throw ConfigurationError(.missingKey, file: file, key: "stores", "missing; list the stores to host (may be empty: `stores: []`)")
         }
@@ -62,6 +62,12 @@ struct ConfigurationReader {
         }
         if let limits = top["limits"] {
             configuration.limits = try self.limits(limits)
+        }
+        if let rollout = top["rollout"] {
+            let map = try mapping(rollout, key: "rollout", allowed: RolloutSettings.configurationKeys)
+            if let grace = map["grace"] {
+                configuration.rolloutGrace = try duration(grace, key: "rollout.grace", in: RolloutSettings.graceRange, examples: "30s, 10m, 2h")
+            }
         }
         if let metrics = top["metrics"] {
             configuration.metrics = try self.metrics(metrics)

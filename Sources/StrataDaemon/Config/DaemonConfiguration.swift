@@ -23,13 +23,16 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var metrics: MetricsConfiguration
     /// The log level.
     public var logLevel: String
+    /// `rollout.grace`: how long after its last call a model version's clients count as
+    /// active (``RolloutSettings``).
+    public var rolloutGrace: Duration
 
     /// Memberwise initializer.
     public init(
         file: String? = nil, stores: [StoreConfiguration] = [],
         adminSocket: SocketConfiguration = .defaultAdmin, dataSocket: SocketConfiguration = .defaultData,
         scheduler: SchedulerSettings = SchedulerSettings(), limits: Limits = Limits(), metrics: MetricsConfiguration = MetricsConfiguration(),
-        logLevel: String = "info"
+        logLevel: String = "info", rolloutGrace: Duration = RolloutSettings.defaultGrace
     ) {
         self.file = file
         self.stores = stores
@@ -39,6 +42,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         self.limits = limits
         self.metrics = metrics
         self.logLevel = logLevel
+        self.rolloutGrace = rolloutGrace
     }
 
     /// The default path of the configuration file.

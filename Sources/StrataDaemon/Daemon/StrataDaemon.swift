@@ -18,6 +18,7 @@ import UnixSignals
 /// | ``MetricsTextfileService`` (with `metrics.textfile`) | writes the textfile | writes it a last time |
 /// | ``VarlinkServerService`` admin, data | serve Varlink | wait for their connections to end |
 /// | ``SchedulerService`` | the idle scheduler | stops deferred work at its next batch |
+/// | ``RolloutWatch`` | logs older model versions going quiet | stops looking |
 /// | ``ReloadService`` | SIGHUP → ``reload()`` | stops listening for SIGHUP |
 /// | ``SystemdLifecycleService`` | `READY=1` | `STOPPING=1`, quiesces both sockets |
 ///
@@ -62,7 +63,7 @@ public final class StrataDaemon: Service, Sendable {
         self.logger = logger
         self.notifier = notifier
         self.metrics = metrics
-        self.registry = StoreRegistry(logger: logger, notifier: notifier)
+        self.registry = StoreRegistry(logger: logger, notifier: notifier, clients: ClientVersions(grace: configuration.rolloutGrace))
         let gate = SchedulerGate()
         let runner = DeferredWorkRunner(gate: gate, logger: logger)
         let registry = self.registry
@@ -100,6 +101,7 @@ public final class StrataDaemon: Service, Sendable {
         services += servers.map { VarlinkServerService(server: $0) } as [any Service]
         services += [
             SchedulerService(scheduler: scheduler, runner: runner),
+            RolloutWatch(registry: registry, logger: logger),
             ReloadService(hangups: hangups) { [self] in try await self.reload() },
             lifecycle,
         ]
@@ -172,6 +174,7 @@ public final class StrataDaemon: Service, Sendable {
         }
         let changes = await registry.reconcile(with: configuration.stores, drainTimeout: configuration.limits.shutdownTimeout)
         await scheduler.apply(configuration.scheduler)
+        registry.clients.grace.withLock { $0 = configuration.rolloutGrace }
         let summary = await registry.summary()
         notifier.ready(status: summary)
         logger.notice("reloaded", metadata: ["strata.status": "\(summary)", "strata.opened": "\(changes.opened)", "strata.closed": "\(changes.closed)"])

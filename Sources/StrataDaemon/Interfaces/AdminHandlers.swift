@@ -22,7 +22,9 @@ struct AdminHandlers: Sendable {
     func pending(_ parameters: StrataAdmin.Pending.Parameters) async throws -> StrataAdmin.Pending.Reply {
         let stores = try await selectStores(parameters.store)
         return .init(stores: stores.map { store in
-            StrataAdmin.StorePending(store: store.name, tasks: store.pendingTasks().map(StrataAdmin.DeferredTaskInfo.init))
+            // Held tasks say why (for clients of an older model version: Rollout/).
+            let held = store.heldTasks()
+            return StrataAdmin.StorePending(store: store.name, tasks: store.pendingTasks().map { StrataAdmin.DeferredTaskInfo($0, held: held[$0.id]) })
         })
     }
 
@@ -38,6 +40,8 @@ struct AdminHandlers: Sendable {
             let permission = await scheduler.permission()
             if !permission.allowed { return .init(state: .skipped, reason: permission.reason) }
         }
+        // A forced run drops what clients of an older model version still use only when told to.
+        if now && !(parameters.force ?? false) { try refuseHeldWithoutForce(stores) }
         // A scheduler turn gives the store over to the request (DeferredWorkRunner.run); an
         // earlier request's run is followed to its end with --wait (DeferredWorkRunner.finish).
         if stores.count == 1, stores[0].isFinishingOnRequest, !(parameters.wait ?? false) {
@@ -71,19 +75,22 @@ struct AdminHandlers: Sendable {
 
     func settings(_ parameters: StrataAdmin.GetSettings.Parameters) async throws -> StrataAdmin.GetSettings.Reply {
         let settings = await scheduler.settings()
-        let keys: [String]
+        let rollout = rolloutSettings()
         if let key = parameters.key {
+            if let setting = rollout.first(where: { $0.key == key }) { return .init(settings: [setting]) }
             guard settings.value(of: key) != nil else {
-                throw StrataAdmin.Failure.unknownSetting(.init(key: key, known: SchedulerSettings.keys))
+                throw StrataAdmin.Failure.unknownSetting(.init(key: key, known: Self.allSettingKeys))
             }
-            keys = [key]
-        } else {
-            keys = SchedulerSettings.keys
+            return .init(settings: [StrataAdmin.Setting(key: key, settings)])
         }
-        return .init(settings: keys.map { StrataAdmin.Setting(key: $0, settings) })
+        return .init(settings: SchedulerSettings.keys.map { StrataAdmin.Setting(key: $0, settings) } + rollout)
     }
 
-    func set(_ parameters: StrataAdmin.SetSetting.Parameters) async throws -> StrataAdmin.SetSetting.Reply {
+    func set(_ parameters: StrataAdmin.SetSetting.Parameters, logger: Logger) async throws -> StrataAdmin.SetSetting.Reply {
+        if parameters.key.hasPrefix("rollout.") {
+            let previous = try setRollout(parameters.key, to: parameters.value, logger: logger)
+            return .init(setting: rolloutSettings().first { $0.key == parameters.key }!, previous: previous)
+        }
         let previous = try await scheduler.set(parameters.key, to: parameters.value)
         return .init(setting: StrataAdmin.Setting(key: parameters.key, await scheduler.settings()), previous: previous)
     }
@@ -109,7 +116,7 @@ struct AdminHandlers: Sendable {
 
     // MARK: - Helpers
 
-    private func selectStores(_ name: String?) async throws -> [HostedStore] {
+    func selectStores(_ name: String?) async throws -> [HostedStore] {
         guard let name else { return await registry.all() }
         return [try await registry.store(named: name)]
     }

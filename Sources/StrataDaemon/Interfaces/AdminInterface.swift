@@ -42,7 +42,8 @@ public struct AdminInterface: VarlinkTableInterface {
         }
         table.on(StrataAdmin.Resume.self) { _, _, _ in .init(scheduler: StrataAdmin.SchedulerInfo(await scheduler.resume())) }
         table.on(StrataAdmin.GetSettings.self) { parameters, _, _ in try await handlers.settings(parameters) }
-        table.on(StrataAdmin.SetSetting.self) { parameters, _, _ in try await handlers.set(parameters) }
+        table.on(StrataAdmin.SetSetting.self) { parameters, context, _ in try await handlers.set(parameters, logger: context.logger) }
+        table.on(StrataAdmin.Clients.self) { parameters, _, _ in try await handlers.clients(parameters) }
         table.on(StrataAdmin.Checkpoint.self) { parameters, _, _ in try await handlers.checkpoint(parameters) }
         table.on(StrataAdmin.Backup.self) { parameters, context, _ in try await handlers.backup(parameters, logger: context.logger) }
         table.on(StrataAdmin.Reload.self) { _, _, _ in try await control.reload() }
@@ -61,7 +62,7 @@ public struct AdminInterface: VarlinkTableInterface {
         }
         switch error {
         case let error as SchedulerSettingError:
-            if error.unknownKey { return .unknownSetting(.init(key: error.key, known: SchedulerSettings.keys)) }
+            if error.unknownKey { return .unknownSetting(.init(key: error.key, known: AdminHandlers.allSettingKeys)) }
             return .invalidSetting(.init(key: error.key, value: error.value, reason: error.reason))
         case let error as ConfigurationError:
             return .reloadFailed(.init(file: error.file, key: error.key, reason: error.description))

@@ -15,7 +15,15 @@ extension StrataAdmin.StoreInfo {
         }
         self.init(name: store.name, path: store.configuration.path, state: state, modelVersion: store.modelVersion,
                   targetVersion: store.configuration.targetVersion, deferCleanup: store.configuration.deferCleanup,
-                  pendingTasks: store.pendingTasks().count, finishing: store.isFinishing, requests: store.requestCount, error: error)
+                  pendingTasks: store.pendingTasks().count, finishing: store.isFinishing, requests: store.requestCount, error: error,
+                  held: Self.held(store.heldTasks()))
+    }
+
+    /// `1 task held: 2 clients at Fleet 1, last call 14 s ago; …` (nil when none is).
+    static func held(_ tasks: [Int64: String]) -> String? {
+        let held = tasks.filter { $0.value.hasPrefix("held: ") }
+        guard let first = held.keys.min() else { return nil }
+        return "\(held.count) task\(held.count == 1 ? "" : "s") held: " + held[first]!.dropFirst("held: ".count)
     }
 }
 
@@ -51,10 +59,11 @@ extension StrataAdmin.SchedulerInfo {
 }
 
 extension StrataAdmin.DeferredTaskInfo {
-    init(_ task: DeferredTask) {
+    /// - Parameter held: why the task waits for clients of an older model version, if it does.
+    init(_ task: DeferredTask, held: String? = nil) {
         let shown = ShownProgress(task)
         self.init(id: task.id, kind: Kind(task.kind), table: task.table, summary: task.summary, state: State(task.state),
-                  rowsDone: shown.done, rowsTotal: shown.total, fraction: shown.fraction)
+                  rowsDone: shown.done, rowsTotal: shown.total, fraction: shown.fraction, held: held)
     }
 }
 

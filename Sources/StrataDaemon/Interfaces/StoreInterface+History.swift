@@ -36,8 +36,13 @@ extension StoreInterface {
                 "a history page holds at most \(range.upperBound) transactions, asked for \(parameters.limit); page with the reply's next token")
         }
         let entities = parameters.entities.map(Set.init)
-        let page = try await run(hosted, limits: limits) { context in
-            try context.store.history(since: parameters.since, entities: entities, limit: Int(parameters.limit))
+        let page = try await run(hosted, limits: limits, version: parameters.version) { context in
+            // An older version's names both ways (``VersionBridge``).
+            let bridge = context.servedBridge
+            var page = try context.store.history(since: parameters.since, entities: entities.map { bridge?.currentNames(ofEntities: $0) ?? $0 },
+                                                 limit: Int(parameters.limit))
+            if let bridge { page.transactions = page.transactions.compactMap(bridge.served) }
+            return page
         }
         return .init(transactions: page.transactions.map(Self.transaction), next: page.next, latest: page.latest)
     }

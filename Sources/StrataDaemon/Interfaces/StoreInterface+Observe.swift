@@ -10,26 +10,41 @@ extension StoreInterface {
 
     /// What an observation filters: entities, and a predicate on the objects as they are now.
     struct ObserveFilter: Sendable {
+        /// The entities observed, by the store's names.
         var entities: Set<String>?
         var predicate: FetchPredicate?
+        /// The served older version (``VersionBridge``): the predicate is in its names, and
+        /// transactions are sent in them.
+        var bridge: VersionBridge?
+        /// The entity the predicate is about, in the caller's names.
+        var predicateEntity: String?
 
         /// - Throws: `InvalidParameter` (`predicate` without exactly one entity), the library's
         ///   `FetchPredicateError` for a predicate that does not parse or names no property.
-        init(_ parameters: StrataStore.Observe.Parameters, model: ObjectModel) throws {
-            entities = parameters.entities.map(Set.init)
+        init(_ parameters: StrataStore.Observe.Parameters, model: ObjectModel, bridge: VersionBridge? = nil) throws {
+            self.bridge = bridge
+            let named = parameters.entities.map(Set.init)
+            entities = named.map { bridge?.currentNames(ofEntities: $0) ?? $0 }
             if let text = parameters.predicate {
-                guard let entities, entities.count == 1, let entity = entities.first else {
+                guard let named, named.count == 1, let entity = named.first else {
                     throw VarlinkError.invalidParameter("predicate")
                 }
                 let predicate = try FetchPredicate(format: text, arguments: [])
-                if let known = model.entity(named: entity) {
+                let served = bridge?.servedModel ?? model
+                if let known = served.entity(named: entity) {
                     // Compiled once now, so that a predicate naming no property fails at the call.
                     var request = FetchRequest(entityName: known.name)
                     request.predicate = predicate
-                    _ = try FetchQuery.selectPrimaryKeys(request, layout: StorageLayout(model: model))
+                    _ = try FetchQuery.selectPrimaryKeys(request, layout: bridge?.layout ?? StorageLayout(model: model))
                 }
                 self.predicate = predicate
+                predicateEntity = entity
             }
+        }
+
+        /// `transaction` in the caller's names (an older version's: ``VersionBridge/served(_:)``).
+        func named(_ transaction: HistoryTransaction) -> HistoryTransaction? {
+            bridge.map { $0.served(transaction) } ?? transaction
         }
 
         /// `transaction` with only the changes of ``entities`` (all without a filter); nil when
@@ -44,13 +59,13 @@ extension StoreInterface {
         /// `transaction` with only the changes that pass: inserts and updates of objects that
         /// match the predicate now, and every delete; nil when none passes (gaps always do).
         func apply(_ transaction: HistoryTransaction, store: PersistentStore) throws -> HistoryTransaction? {
-            guard let predicate, transaction.kind == .objects, let entity = entities?.first else { return transaction }
+            guard let predicate, transaction.kind == .objects, let entity = predicateEntity else { return transaction }
             let candidates = transaction.changes.filter { $0.kind != .delete }.map(\.primaryKey)
             var matching: Set<Int64> = []
-            if !candidates.isEmpty, store.model.entity(named: entity) != nil {
+            if !candidates.isEmpty, (bridge?.servedModel ?? store.model).entity(named: entity) != nil {
                 var request = FetchRequest(entityName: entity)
                 request.predicate = predicate
-                let inner = try FetchQuery.selectPrimaryKeys(request, layout: store.layout)
+                let inner = try FetchQuery.selectPrimaryKeys(request, layout: bridge?.layout ?? store.layout)
                 for chunk in stride(from: 0, to: candidates.count, by: 500).map({ Array(candidates[$0..<min($0 + 500, candidates.count)]) }) {
                     let marks = chunk.map { _ in "?" }.joined(separator: ",")
                     let sql = "SELECT \"_pk\" FROM (\(inner.sql)) WHERE \"_pk\" IN (\(marks))"
@@ -84,9 +99,9 @@ extension StoreInterface {
         guard replies.more else { throw VarlinkError.expectedMore() }
         let queueLimit = limits.maxObserverQueue
         let grace = limits.observerGrace
-        let (filter, start) = try await run(hosted, limits: limits) { context -> (ObserveFilter, Int64) in
+        let (filter, start) = try await run(hosted, limits: limits, version: parameters.version) { context -> (ObserveFilter, Int64) in
             let store = context.store
-            let filter = try ObserveFilter(parameters, model: store.model)
+            let filter = try ObserveFilter(parameters, model: store.model, bridge: context.servedBridge)
             // Validates since (expired, negative, future) and the entities, as History does.
             let page = try store.history(since: parameters.since ?? store.latestHistoryToken(), entities: filter.entities, limit: 1)
             return (filter, parameters.since ?? page.latest)
@@ -148,7 +163,7 @@ extension StoreInterface {
             let (transactions, next) = try await run(hosted, limits: limits) { context -> ([HistoryTransaction], Int64) in
                 let page = try context.store.history(since: from, entities: filter.entities, limit: observePageSize)
                 let before = page.transactions.filter { $0.token <= joined }
-                return (try before.compactMap { try filter.apply($0, store: context.store) }, page.next)
+                return (try before.compactMap { try filter.apply($0, store: context.store).flatMap(filter.named) }, page.next)
             }
             let messages = try transactions.map { ($0.token, try observeMessage($0)) }
             guard await send(messages) else { return .init(transaction: nil, token: cursor) }
@@ -157,7 +172,9 @@ extension StoreInterface {
         }
         // Then what the feed hands over: written by the feed itself while this observer takes
         // every transaction and keeps up; queued here for it to send otherwise.
-        if filter.entities == nil { inbox.writeDirectly { messages in replies.tryProgress(encoded: messages) } }
+        // An older version's observer gets its transactions renamed: never the shared messages.
+        let shared = filter.entities == nil && filter.bridge == nil
+        if shared { inbox.writeDirectly { messages in replies.tryProgress(encoded: messages) } }
         for await _ in inbox.wakeups {
             let (items, ending) = inbox.take()
             if case .overflow? = ending { throw overflow() }
@@ -165,14 +182,14 @@ extension StoreInterface {
             cursor = max(cursor, inbox.delivered)
             let fresh = items.filter { $0.token > cursor }
             var messages: [(token: Int64, message: Data)] = []
-            if filter.entities == nil {
+            if shared {
                 messages = fresh.map { ($0.token, $0.message) }
             } else {
                 let transactions = fresh.compactMap { filter.entitiesOnly($0.transaction) }
                 let passing = filter.predicate == nil ? transactions : try await run(hosted, limits: limits) { context in
                     try transactions.compactMap { try filter.apply($0, store: context.store) }
                 }
-                messages = try passing.map { ($0.token, try observeMessage($0)) }
+                messages = try passing.compactMap(filter.named).map { ($0.token, try observeMessage($0)) }
             }
             guard await send(messages) else { return .init(transaction: nil, token: cursor) }
             inbox.sent()

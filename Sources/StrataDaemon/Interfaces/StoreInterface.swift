@@ -18,48 +18,62 @@ public struct StoreInterface: VarlinkTableInterface {
     public init(registry: StoreRegistry, limits: Limits = Limits()) {
         var table = VarlinkMethodTable<StrataStore>(translatingErrors: { Self.failure($0, store: nil) })
         let maxObjects = limits.maxFetchObjects
-        table.on(StrataStore.Fetch.self) { parameters, _, _ in
+        table.on(StrataStore.Fetch.self) { parameters, call, _ in
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments,
                               sort: parameters.sort, limit: parameters.limit, offset: parameters.offset)
-            return StrataStore.Fetch.Reply(objects: try await Self.run(try await registry.store(named: parameters.store), limits: limits,
-                                                                                lane: query.lane, throughContextOnly: true) { context in
-                try Self.fetch(query, in: context, maxObjects: maxObjects)
-            })
+            return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                StrataStore.Fetch.Reply(objects: try await Self.run(hosted, limits: limits, lane: query.lane, version: parameters.version,
+                                                                    throughContextOnly: true) { context in
+                    try Self.fetch(query, in: context, maxObjects: maxObjects)
+                })
+            }
         }
-        table.on(StrataStore.Count.self) { parameters, _, _ in
+        table.on(StrataStore.Count.self) { parameters, call, _ in
             let query = Query(entity: parameters.entity, predicate: parameters.predicate, arguments: parameters.arguments)
-            return StrataStore.Count.Reply(count: try await Self.run(try await registry.store(named: parameters.store), limits: limits,
-                                                                           lane: query.lane, throughContextOnly: true) { context in
-                Int64(try context.count(try query.request(counting: true, maxObjects: maxObjects)))
-            })
+            return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                StrataStore.Count.Reply(count: try await Self.run(hosted, limits: limits, lane: query.lane, version: parameters.version,
+                                                                  throughContextOnly: true) { context in
+                    Int64(try context.count(try query.request(counting: true, maxObjects: maxObjects)))
+                })
+            }
         }
-        table.on(StrataStore.Insert.self) { parameters, context, _ in
+        table.on(StrataStore.Insert.self) { parameters, call, _ in
             let operation = try ObjectOperation(.insert, entity: parameters.entity, id: nil, values: parameters.values)
-            let writer = try Writer(context, author: parameters.author)
-            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), limits: limits, writer: writer))
+            let writer = try Writer(call, author: parameters.author)
+            return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                StrataStore.ObjectReply(object: try await Self.save(operation, on: hosted, limits: limits, writer: writer, version: parameters.version))
+            }
         }
-        table.on(StrataStore.Update.self) { parameters, context, _ in
+        table.on(StrataStore.Update.self) { parameters, call, _ in
             let operation = try ObjectOperation(.update, entity: parameters.entity, id: parameters.id, values: parameters.values)
-            let writer = try Writer(context, author: parameters.author)
-            return StrataStore.ObjectReply(object: try await Self.save(operation, on: try await registry.store(named: parameters.store), limits: limits, writer: writer))
+            let writer = try Writer(call, author: parameters.author)
+            return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                StrataStore.ObjectReply(object: try await Self.save(operation, on: hosted, limits: limits, writer: writer, version: parameters.version))
+            }
         }
-        table.on(StrataStore.Delete.self) { parameters, context, _ in
+        table.on(StrataStore.Delete.self) { parameters, call, _ in
             let operation = try ObjectOperation(.delete, entity: parameters.entity, id: parameters.id, values: nil)
-            let writer = try Writer(context, author: parameters.author)
-            _ = try await Self.save(operation, on: try await registry.store(named: parameters.store), limits: limits, writer: writer)
-            return StrataStore.Delete.Reply(deleted: true)
+            let writer = try Writer(call, author: parameters.author)
+            return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                _ = try await Self.save(operation, on: hosted, limits: limits, writer: writer, version: parameters.version)
+                return StrataStore.Delete.Reply(deleted: true)
+            }
         }
-        table.on(StrataStore.Batch.self) { parameters, context, _ in
-            let writer = try Writer(context, author: parameters.author)
-            let hosted = try await registry.store(named: parameters.store)
-            return StrataStore.Batch.Reply(results: try await Self.batch(parameters.operations, on: hosted, limits: limits, writer: writer))
+        table.on(StrataStore.Batch.self) { parameters, call, _ in
+            let writer = try Writer(call, author: parameters.author)
+            return try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                StrataStore.Batch.Reply(results: try await Self.batch(parameters.operations, on: hosted, limits: limits, writer: writer, version: parameters.version))
+            }
         }
-        table.on(StrataStore.History.self) { parameters, _, _ in
-            try await Self.history(parameters, on: try await registry.store(named: parameters.store), limits: limits)
+        table.on(StrataStore.History.self) { parameters, call, _ in
+            try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call) { hosted in
+                try await Self.history(parameters, on: hosted, limits: limits)
+            }
         }
-        table.on(StrataStore.Observe.self) { parameters, context, replies in
-            try await Self.observe(parameters, on: try await registry.store(named: parameters.store), context: context, replies: replies,
-                                   limits: limits)
+        table.on(StrataStore.Observe.self) { parameters, call, replies in
+            try await Self.serving(parameters.store, version: parameters.version, registry: registry, call: call, retry: false) { hosted in
+                try await Self.observe(parameters, on: hosted, context: call, replies: replies, limits: limits)
+            }
         }
         self.table = table
     }
@@ -74,6 +88,8 @@ public struct StoreInterface: VarlinkTableInterface {
             return reply.failure(as: StrataStore.Failure.self)
         }
         switch error {
+        case let error as VersionBridgeError:
+            return .versionNotServed(.init(store: store ?? "?", version: error.version, current: error.current, reason: error.reason))
         case let error as ObjectContextError: return objectError(error, index: nil)
         case let error as FetchPredicateError:
             return .invalidPredicate(.init(format: error.format, position: error.position, reason: error.description))
@@ -95,13 +111,16 @@ public struct StoreInterface: VarlinkTableInterface {
     /// `throughContextOnly`: `body` reaches the store only through the context's fetches,
     /// counts and saves, so the schema is checked in their transactions (the store's
     /// `TransactionGate`) instead of in a read of its own first.
+    ///
+    /// `lane`: the store's threads it runs on (``HostedStore/Lane``). `version`: the model
+    /// version the call named; the context serves it (``HostedVersions``).
     static func run<T: Sendable>(_ hosted: HostedStore, limits: Limits, writer: Writer? = nil, lane: HostedStore.Lane = .query,
-                                 throughContextOnly: Bool = false,
+                                 version: String? = nil, throughContextOnly: Bool = false,
                                  _ body: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
         let (timeout, limit) = callTimeout(of: hosted, limits: limits)
         do {
             return try await hosted.perform(lane: lane, schemaCheckedByContexts: throughContextOnly) { store in
-                let context = ObjectContext(store: store)
+                let context = try Self.context(on: store, hosted: hosted, version: version)
                 context.deadline = CallDeadline(timeout: timeout, limit: limit)
                 if let writer {
                     context.transactionUser = writer.user
@@ -116,6 +135,14 @@ public struct StoreInterface: VarlinkTableInterface {
             }
         } catch let error as any VarlinkErrorConvertible {
             throw error
+        } catch let error as HostingError where error.isClosedUnderTheCall {
+            // Not translated here: ``serving(_:version:registry:call:_:)`` sends the call to
+            // the store a reload opened again (the table translates it otherwise).
+            throw error
+        } catch let error as VersionBridgeError {
+            // Found in a call's transaction: what the bridge used is gone. The next call works it out again.
+            hosted.versions?.forget(error.version)
+            throw versionNotServed(error, hosted: hosted)
         } catch let error as StoreError where error.code == .callTimeout {
             throw VarlinkError.callTimeout(limit: limit, timeout: timeout, store: hosted.name)
         } catch let error as ObjectContextError where error.storeError?.code == .callTimeout {
@@ -144,8 +171,9 @@ public struct StoreInterface: VarlinkTableInterface {
     }
 
     /// Applies one operation and saves; the object as saved (`{}` for a delete).
-    private static func save(_ operation: ObjectOperation, on hosted: HostedStore, limits: Limits, writer: Writer) async throws -> JSONValue {
-        try await run(hosted, limits: limits, writer: writer, lane: .key, throughContextOnly: true) { context in
+    private static func save(_ operation: ObjectOperation, on hosted: HostedStore, limits: Limits, writer: Writer, version: String?) async throws -> JSONValue {
+        try await run(hosted, limits: limits, writer: writer, lane: .key, version: version, throughContextOnly: true) { context in
+            try Self.checkInsert(operation, in: context, store: hosted.name)
             let object = try operation.apply(in: context, index: nil)
             try context.save()
             return object?.replyValue ?? .object([:])
@@ -153,7 +181,7 @@ public struct StoreInterface: VarlinkTableInterface {
     }
 
     /// Applies every operation in one transaction: all or none.
-    private static func batch(_ list: [StrataStore.Operation], on hosted: HostedStore, limits: Limits, writer: Writer) async throws -> [JSONValue] {
+    private static func batch(_ list: [StrataStore.Operation], on hosted: HostedStore, limits: Limits, writer: Writer, version: String?) async throws -> [JSONValue] {
         let maxOperations = limits.maxBatchOperations
         guard list.count <= maxOperations else {
             throw VarlinkError.limitExceeded("max_batch_operations", maximum: maxOperations, parameter: "operations", reason:
@@ -162,7 +190,8 @@ public struct StoreInterface: VarlinkTableInterface {
         let operations = try list.enumerated().map { index, operation in
             try ObjectOperation(operation.op, entity: operation.entity, id: operation.id, values: operation.values, index: index)
         }
-        return try await run(hosted, limits: limits, writer: writer, lane: .key, throughContextOnly: true) { context in
+        return try await run(hosted, limits: limits, writer: writer, lane: .key, version: version, throughContextOnly: true) { context in
+            for operation in operations { try Self.checkInsert(operation, in: context, store: hosted.name) }
             let objects = try operations.enumerated().map { index, operation in try operation.apply(in: context, index: index) }
             try context.save()
             // After the save, primary keys are permanent: render the objects now.

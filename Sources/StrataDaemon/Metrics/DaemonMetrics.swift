@@ -13,6 +13,7 @@ import Synchronization
 /// | `strata_requests_total` | counter | `method`, `outcome` (`ok` or the error name) |
 /// | `strata_request_duration_seconds` | histogram | `method` |
 /// | `strata_store_requests_total` | counter | `store` |
+/// | `strata_client_calls_total` | counter | `store`, `version` |
 /// | `strata_store_ready` | gauge (1 serving, 0 failed) | `store` |
 /// | `strata_store_pending_tasks` | gauge (deferred ledger) | `store` |
 /// | `strata_store_in_flight` | gauge (calls running) | `store` |

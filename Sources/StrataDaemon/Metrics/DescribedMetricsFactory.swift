@@ -11,6 +11,7 @@ public struct DescribedMetricsFactory: MetricsFactory {
     public static let help: [String: String] = [
         "strata_requests_total": "Varlink calls answered, by method and outcome (ok or the error name)",
         "strata_store_requests_total": "Calls served on the store",
+        "strata_client_calls_total": "Data-socket calls to the store by the model version they were served at (named by the call, or the store's)",
         "strata_request_duration_seconds": "Time to answer a Varlink call, by method",
         "strata_deferred_client_wait_max_seconds": "The longest a client arriving at the worst moment could have waited behind each step of deferred work",
     ]

@@ -34,6 +34,9 @@ public final class HostedStore: Sendable {
     let finishingWatch = FinishingWatch()
     /// The store's history, read once per commit for all of its `Observe` calls.
     let observerFeed = ObserverFeed()
+    /// The older model versions served beside the store's, and the cleanup they hold (nil
+    /// when the store failed to open).
+    let versions: HostedVersions?
     private let shared: Mutex<Shared>
     /// Wakes ``close(timeout:)`` when the last call or deferred run ends.
     private let idle = IdleSignal()
@@ -52,11 +55,13 @@ public final class HostedStore: Sendable {
         var yieldRequested = false
     }
 
-    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State, schemaWatch: SchemaWatch? = nil) {
+    init(configuration: StoreConfiguration, store: PersistentStore?, modelVersion: String?, state: State, schemaWatch: SchemaWatch? = nil,
+         versions: HostedVersions? = nil) {
         self.configuration = configuration
         self.store = store
         self.modelVersion = modelVersion
         self.schemaWatch = schemaWatch
+        self.versions = versions
         self.shared = Mutex(Shared(state: state))
         self.executor = store == nil ? nil : StoreExecutor()
         self.keyExecutor = store == nil ? nil : StoreExecutor(threads: Limits.storeKeyThreads)
@@ -103,6 +108,22 @@ public final class HostedStore: Sendable {
     public func pendingTasks() -> [DeferredTask] {
         guard let store = self.store, case .ready = state else { return [] }
         return (try? store.pendingDeferredWork()) ?? []
+    }
+
+    /// The pending tasks held for clients of an older model version, with why (empty when
+    /// none is: ``HostedVersions``).
+    public func heldTasks() -> [Int64: String] {
+        guard let store, let versions, case .ready = state else { return [:] }
+        return versions.heldTasks(store: store)
+    }
+
+    /// Whether deferred work can run now: a pending task that is not held for clients of an
+    /// older model version (the idle scheduler's turns take only such stores).
+    public var hasRunnableWork: Bool {
+        let pending = pendingTasks()
+        guard !pending.isEmpty else { return false }
+        let held = heldTasks()
+        return pending.contains { held[$0.id] == nil }
     }
 
     /// Runs `body` with the open store, counting it as in flight. When another process changed

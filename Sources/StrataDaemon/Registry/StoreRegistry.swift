@@ -12,11 +12,20 @@ public actor StoreRegistry {
     private var order: [String] = []
     private let logger: Logger
     private let notifier: SystemdNotifier
+    /// Who calls each store at which model version (kept across reopenings).
+    public nonisolated let clients: ClientVersions
+    /// Stores being closed and opened again by a reload: calls wait for them
+    /// (``store(named:)``), woken when the store is back.
+    private var reopening: Set<String> = []
+    private var reopenWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// How long a call waits for a store a reload reopens before it is refused.
+    static let reopenWait: Duration = .seconds(10)
 
     /// Memberwise initializer.
-    public init(logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
+    public init(logger: Logger, notifier: SystemdNotifier = SystemdNotifier(), clients: ClientVersions = ClientVersions()) {
         self.logger = logger
         self.notifier = notifier
+        self.clients = clients
     }
 
     /// The stores in configuration order.
@@ -25,10 +34,32 @@ public actor StoreRegistry {
     /// The stores' names, in configuration order.
     public func names() -> [String] { order }
 
-    /// - Throws: ``HostingError/noSuchStore(name:known:)``.
-    public func store(named name: String) throws(HostingError) -> HostedStore {
+    /// The store named `name`. While a reload closes it and opens it again (a new model
+    /// version, say), the call waits for it (at most ``reopenWait``) rather than being refused.
+    ///
+    /// - Throws: ``HostingError/noSuchStore(name:known:)``; `unavailable` when the reopening
+    ///   takes longer than ``reopenWait``.
+    public func store(named name: String) async throws(HostingError) -> HostedStore {
+        if reopening.contains(name) {
+            let deadline = ContinuousClock.now + Self.reopenWait
+            let waker = Task { [weak self] in
+                try? await Task.sleep(for: Self.reopenWait)
+                await self?.wakeReopenWaiters(name)
+            }
+            defer { waker.cancel() }
+            while reopening.contains(name), ContinuousClock.now < deadline {
+                await withCheckedContinuation { reopenWaiters[name, default: []].append($0) }
+            }
+            if reopening.contains(name) {
+                throw HostingError.unavailable(store: name, reason: "the store is being reopened by a reload (a migration at open) and did not come back within \(Self.reopenWait); retry")
+            }
+        }
         guard let store = stores[name] else { throw HostingError.noSuchStore(name: name, known: order) }
         return store
+    }
+
+    private func wakeReopenWaiters(_ name: String) {
+        for waiter in reopenWaiters.removeValue(forKey: name) ?? [] { waiter.resume() }
     }
 
     /// For the watchdog: the registry's actor answers.
@@ -42,6 +73,13 @@ public actor StoreRegistry {
         var opened: [String] = []
         var closed: [String] = []
         let wanted = Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, $0) })
+        // A store closed to be opened again: its calls wait for it instead of being refused.
+        let reopened = Set(order.filter { name in wanted[name] != nil && (wanted[name] != stores[name]?.configuration || stores[name]?.isFailed == true) })
+        reopening.formUnion(reopened)
+        defer {
+            reopening.subtract(reopened)
+            for name in reopened { wakeReopenWaiters(name) }
+        }
         for name in order {
             guard let hosted = stores[name] else { continue }
             if wanted[name] != hosted.configuration || (wanted[name] != nil && hosted.isFailed) {
@@ -106,7 +144,7 @@ public actor StoreRegistry {
         }
         defer { extender.cancel() }
         let log = logger
-        let result: Result<(PersistentStore, String, Int), StoreOpenFailure>
+        let result: Result<Opened, StoreOpenFailure>
         do {
             result = try await NIOThreadPool.singleton.runIfActive {
                 Self.openSynchronously(configuration, logger: log)
@@ -115,12 +153,14 @@ public actor StoreRegistry {
             result = .failure(StoreOpenFailure(reason: "the open was cancelled: \(error)"))
         }
         switch result {
-        case .success(let (store, version, schemaVersion)):
-            let pending = (try? store.pendingDeferredWork().count) ?? 0
-            logger.info("store ready", metadata: ["strata.version": "\(version)", "strata.pending": "\(pending)",
+        case .success(let opened):
+            let pending = (try? opened.store.pendingDeferredWork().count) ?? 0
+            logger.info("store ready", metadata: ["strata.version": "\(opened.version)", "strata.pending": "\(pending)",
                                                   "strata.ms": "\(Int((ContinuousClock.now - started).seconds * 1000))"])
-            let watch = SchemaWatch(storeName: configuration.name, logger: logger, checkedVersion: schemaVersion)
-            return HostedStore(configuration: configuration, store: store, modelVersion: version, state: .ready, schemaWatch: watch)
+            let watch = SchemaWatch(storeName: configuration.name, logger: logger, checkedVersion: opened.schemaVersion)
+            let versions = HostedVersions(storeName: configuration.name, directory: opened.directory, customStages: opened.customStages, clients: clients)
+            return HostedStore(configuration: configuration, store: opened.store, modelVersion: opened.version, state: .ready, schemaWatch: watch,
+                               versions: versions)
         case .failure(let failure):
             logger.error("store failed to open; the other stores keep serving", metadata: ["strata.reason": "\(failure.reason)"])
             return HostedStore(configuration: configuration, store: nil, modelVersion: failure.version, state: .failed(failure.reason))
@@ -134,10 +174,19 @@ public actor StoreRegistry {
         var version: String?
     }
 
+    /// An open store, with what serving older model versions beside it needs.
+    struct Opened {
+        var store: PersistentStore
+        var version: String
+        var schemaVersion: Int
+        var directory: ModelDirectory
+        var customStages: [MigrationStage]
+    }
+
     /// Opens (and migrates) one store, then checks its schema against the model: the
     /// store's metadata alone does not show a schema another process changed. Returns the
     /// store, its model version and the schema version checked.
-    private static func openSynchronously(_ configuration: StoreConfiguration, logger: Logger) -> Result<(PersistentStore, String, Int), StoreOpenFailure> {
+    private static func openSynchronously(_ configuration: StoreConfiguration, logger: Logger) -> Result<Opened, StoreOpenFailure> {
         let directory: ModelDirectory
         do {
             directory = try ModelDirectory(url: URL(fileURLWithPath: configuration.modelDirectory))
@@ -185,7 +234,9 @@ public actor StoreRegistry {
                 logger.warning("the store's schema differs from model '\(model.version)' in ways it does not need; serving it",
                                metadata: ["strata.changes": "\(check.unexpected.joined(separator: "; "))"])
             }
-            return .success((store, model.version, check.schemaVersion))
+            // The stage file was read by the open just now: a failure here is already reported.
+            let stages = (try? opening.loadStages()) ?? []
+            return .success(Opened(store: store, version: model.version, schemaVersion: check.schemaVersion, directory: directory, customStages: stages))
         } catch {
             try? store.close()
             return .failure(StoreOpenFailure(reason: "\(error.code.rawValue): \(error.description)"))

@@ -125,6 +125,16 @@ public final class DeferredWorkRunner: Sendable {
         }
         options.livePacing = livePacing(from: settings, forced: now)
         options.reclaimSpace = reclaim
+        // Cleanup that would drop what active clients of an older model version still use
+        // waits for them (Rollout/HostedVersions.swift); a run forced with `now` was
+        // confirmed (FinishDeferred's force). A version that becomes active ends the run at
+        // its next batch, and the next run holds what it needs.
+        if !now, let versions = hosted.versions {
+            options.holds = versions.holdCheck(store: store)
+            let generation = versions.clients.generation(of: name)
+            let proceed = options.shouldContinue
+            options.shouldContinue = { proceed() && versions.clients.generation(of: name) == generation }
+        }
         logger.debug("deferred work turn", metadata: ["strata.store": "\(name)", "strata.now": "\(now)"])
         let tally = FinishTally()
         let started = ContinuousClock.now

@@ -287,10 +287,11 @@ public actor IdleScheduler: DeferredWorkScheduler {
     }
 
     /// Whether `hosted` can take a turn: open, not already finishing (a request's run, or a
-    /// request waiting to take it over), not failed recently, and with pending work. The one
-    /// place the scheduler asks "already finishing?"; the runner's claim settles races.
+    /// request waiting to take it over), not failed recently, and with pending work that is not
+    /// held for clients of an older model version. The one place the scheduler asks "already
+    /// finishing?"; the runner's claim settles races.
     private func wantsTurn(_ hosted: HostedStore, at now: ContinuousClock.Instant) -> Bool {
-        hosted.state == .ready && !hosted.isFinishing && !recentlyFailed(hosted.name, now) && !hosted.pendingTasks().isEmpty
+        hosted.state == .ready && !hosted.isFinishing && !recentlyFailed(hosted.name, now) && hosted.hasRunnableWork
     }
 
     /// The next store with pending work, in round-robin order after the last one.

@@ -322,7 +322,9 @@ public final class VarlinkServer: Sendable {
     private func handle(_ connection: AcceptedConnection) async {
         let closing = connection.channel.channel
         let context = VarlinkCallContext(socket: configuration.name, peer: connection.peer, logger: logger,
-                                         closeConnection: { closing.close(promise: nil) }, ending: connection.ending)
+                                         closeConnection: { closing.close(promise: nil) },
+                                         connection: VarlinkCallContext.nextConnectionNumber(), connectionOpen: { closing.isActive },
+                                         ending: connection.ending)
         let peer = connection.peer.map(\.description) ?? "?"
         let maxDepth = configuration.limits.maxJSONDepth
         do {

@@ -121,7 +121,7 @@ struct DeferredFinisher {
         while true {
             if let max = options.maxTasks, report.tasksFinished >= max { break }
             // Re-read each time: a rewrite's swap adds the drop of the old rows to the ledger.
-            let entries = try readEntries().filter(inThisRun)
+            let entries = try readEntries().filter { inThisRun($0) && !isHeld($0) }
             guard let entry = entries.first else { break }
             let total = index + entries.count
             guard await mayContinue() else { report.stoppedEarly = true; break }
@@ -178,6 +178,11 @@ struct DeferredFinisher {
             session.completed = true
         }
         return report
+    }
+
+    /// Whether `entry` waits for a later run (``FinishOptions/holds``): counted as unfinished.
+    private func isHeld(_ entry: DeferredLedger.Entry) -> Bool {
+        options.holds?(entry.task, entry.payload.operation) ?? false
     }
 
     /// Whether this run takes `entry` on: every task, or all but the vacuum when the run

@@ -53,6 +53,11 @@ public struct FinishOptions: Sendable {
     /// ``FinishReport/spaceReclaimLeft`` says so. stratad's `FinishDeferred` leaves the vacuum
     /// to its idle scheduler unless asked with `reclaim` (docs/Deferral.md, "Giving space back").
     public var reclaimSpace = true
+    /// Asked for each pending task before it would run (cheap, must not sleep; nil: none is):
+    /// true leaves the task in the ledger for a later run, which ends then with
+    /// ``FinishReport/stoppedEarly`` while such tasks remain. stratad holds the cleanup that
+    /// would destroy what clients of an older model version still use (issue 47, Rollout/).
+    public var holds: (@Sendable (DeferredTask, MigrationOperation) -> Bool)?
 
     /// Options with the library's defaults: 20 ms batches, no pause, every task, never stopping early.
     public init(batchBudget: Duration = .milliseconds(20), pauseBetweenBatches: Duration = .zero,
