@@ -239,7 +239,7 @@ struct DeferredFinisher {
         let start = ContinuousClock.now
         // The WAL is given back when the work is all done and no client call is in flight (a
         // pause never truncates: the load that paused the run would wait for it).
-        session.checkpointer?.stop(store: store, truncating: session.completed && !(options.clientsActive?() ?? false), finished: session.completed,
+        session.checkpointer?.stop(store: store, truncating: session.completed && !(options.clientsActive?() ?? false),
                                    budget: options.batchBudget, pause: options.pauseBetweenBatches, clientsActive: options.clientsActive)
         _ = try? store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = \(session.cacheSize)")
@@ -499,7 +499,7 @@ struct DeferredFinisher {
     /// (``WALTrimmer``), when the file has a tail to cut. It holds the write lock for about
     /// half the normal batch budget (the log's "trim WAL" step), idle batch or not.
     func trimWALIfDue(_ session: Session) {
-        guard WALTrimmer.cutsBetweenBatches, session.checkpointer != nil, store.walTrimmer.hasTail else { return }
+        guard session.checkpointer != nil, store.walTrimmer.hasTail else { return }
         do {
             // An ftruncate cannot be interrupted: sized for the normal budget, idle batch or not.
             _ = try writer("trim WAL") { db in try store.walTrimmer.step(db, budget: stepAside.pacing.batchBudget, restart: false) }

@@ -144,7 +144,7 @@ final class WALCheckpointer: Sendable {
     /// and fsyncs (hundreds of milliseconds on a busy disk). A client commit meanwhile finds
     /// the checkpoint lock taken and skips its automatic checkpoint at once. The store's
     /// `close()` waits for it all (and stops the trimming).
-    func stop(store: PersistentStore, truncating: Bool = false, finished: Bool = true, budget: Duration = .milliseconds(20),
+    func stop(store: PersistentStore, truncating: Bool = false, budget: Duration = .milliseconds(20),
               pause: Duration = .milliseconds(10), clientsActive: (@Sendable () -> Bool)? = nil) {
         let due = isDue
         let hook = self.hook
@@ -163,12 +163,8 @@ final class WALCheckpointer: Sendable {
             // every client behind it waited: 130-140 ms now and then at 4M rows, issue 44).
             if due { self.checkpoint() }
             _ = try? store.database.writeWithoutTransaction { db in hook.restoreIfIdle(db) }
-            // Cut back once the work is done (`finished`: the ledger is), not between runs:
-            // see ``WALTrimmer/cutsBetweenBatches``.
-            if finished || WALTrimmer.cutsBetweenBatches {
-                trimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
-                                     clientsActive: { clientsActive?() ?? false }, checkpoint: { self.checkpoint() })
-            }
+            trimmer.trimAfterRun(store: store, budget: budget, pause: max(pause, .milliseconds(5)),
+                                 clientsActive: { clientsActive?() ?? false }, checkpoint: { self.checkpoint() })
             // Given back only while nobody calls: the truncation is a checkpoint on the writer
             // connection, and a client's write arriving then would wait for it (a client at 4M
             // rows waited 115 ms for one that began after the clients came back). What the

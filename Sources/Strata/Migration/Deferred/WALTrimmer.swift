@@ -52,15 +52,6 @@ final class WALTrimmer: Sendable {
     static let maximumStep = 512 << 20
     /// A tail shorter than this is left for the next step.
     static let minimumCut = 1 << 20
-    /// Whether the WAL is cut back between batches while finishing is under way. It is not:
-    /// the blocks a cut frees are given back to the device at the file system's next journal
-    /// commit (ext4's `discard`), and every write that needs the journal meanwhile — the run's
-    /// own batches growing the WAL, a client's commit — waits for that commit: a drop batch
-    /// held the write lock 1.2–1.8 s in one 4M-row run in three, and clients stalled 120–140
-    /// ms after runs whose WAL was cut (issue 44). The WAL stays at its largest size while the
-    /// work is under way (SQLite reuses it from its start once checkpointed: no block is
-    /// allocated or freed) and is cut back once the ledger is finished and nobody calls.
-    static let cutsBetweenBatches = false
     /// How long no client call must have been in flight before a cut after a run.
     static let quietBeforeCut = Duration.milliseconds(250)
     /// How often the clients are looked at while waiting for a quiet moment.
