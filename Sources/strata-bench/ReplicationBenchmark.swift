@@ -208,10 +208,13 @@ struct ReplicationBenchmark: AsyncParsableCommand {
                      "run      ready (ms)   finish (s)   client p99 (ms)   client max (ms)   errors   max replica lag (MiB)   clients alone (MiB)"]
         let base = results.first { $0.name == "off" }
         for run in results {
-            func mib(_ bytes: Int) -> NSString { (run.name == "off" ? "-" : String(format: "%.1f", Double(bytes) / 1_048_576)) as NSString }
-            var line = String(format: "%-8@ %10.1f %12.2f %17.2f %17.2f %8d %22@ %21@", run.name as NSString, run.ready.milliseconds, run.finish.seconds,
-                              run.figures.latency.p99Microseconds / 1000, run.figures.maxMicroseconds / 1000, run.figures.errors,
-                              mib(run.maxLagBytes), mib(run.clientsOnlyMaxLagBytes))
+            // Padded by hand: Foundation on Linux ignores the width of `%@`.
+            func mib(_ bytes: Int) -> String { run.name == "off" ? "-" : String(format: "%.1f", Double(bytes) / 1_048_576) }
+            func right(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+            var line = run.name.padding(toLength: 8, withPad: " ", startingAt: 0)
+                + String(format: " %10.1f %12.2f %17.2f %17.2f %8d", run.ready.milliseconds, run.finish.seconds,
+                         run.figures.latency.p99Microseconds / 1000, run.figures.maxMicroseconds / 1000, run.figures.errors)
+                + " " + right(mib(run.maxLagBytes), 22) + " " + right(mib(run.clientsOnlyMaxLagBytes), 21)
             if let base, run.name != "off", base.finish > .zero {
                 line += String(format: "   vs off: ready %.2f×, finish %.2f×, p99 %.2f×, max %.2f×", run.ready.seconds / max(0.001, base.ready.seconds), run.finish.seconds / base.finish.seconds,
                                run.figures.latency.p99Microseconds / max(1, base.figures.latency.p99Microseconds),
