@@ -53,25 +53,8 @@ struct IsolationBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// One series of calls: latencies, the slowest, errors.
-    struct Series {
-        var latencies = LatencyRecorder()
-        var max: Duration = .zero
-        var calls = 0
-        var errors = 0
-        var firstError: String?
-
-        mutating func record(_ elapsed: Duration, error: String?) {
-            latencies.record(elapsed)
-            max = Swift.max(max, elapsed)
-            calls += 1
-            if let error { errors += 1; firstError = firstError ?? error }
-        }
-
-        var p50: Double { latencies.p50Microseconds / 1000 }
-        var p99: Double { latencies.p99Microseconds / 1000 }
-        var maxMs: Double { max.milliseconds }
-    }
+    /// One series of calls: latencies, the slowest, errors (``ServeLoadResult``).
+    typealias Series = ServeLoadResult
 
     struct Shutdown {
         var observers: Int
@@ -229,9 +212,9 @@ struct IsolationBenchmark: AsyncParsableCommand {
                      "machine: \(MachineDescription.current.summary)", "",
                      Self.padded("series") + "   p50 ms    p99 ms    max ms   calls  errors"]
         for (key, label, series) in figures {
-            var line = Self.padded(label) + String(format: " %9.2f %9.2f %9.2f %7d %7d", series.p50, series.p99, series.maxMs, series.calls, series.errors)
+            var line = Self.padded(label) + String(format: " %9.2f %9.2f %9.2f %7d %7d", series.p50Milliseconds, series.p99Milliseconds, series.maxMilliseconds, series.calls, series.errors)
             if key.hasPrefix("fetch_id_beside") || key == "matches_hostile" {
-                line += "   aim p99 ≤ 50 ms: \(series.p99 <= 50 && series.errors == 0 ? "ok" : "MISSED")"
+                line += "   aim p99 ≤ 50 ms: \(series.p99Milliseconds <= 50 && series.errors == 0 ? "ok" : "MISSED")"
             }
             lines.append(line)
             if let error = series.firstError { lines.append("    first error: \(error.prefix(300))") }
@@ -256,7 +239,7 @@ struct IsolationBenchmark: AsyncParsableCommand {
         var object: [String: Any] = ["scenario": "isolation", "machine": MachineDescription.current.jsonObject, "rows": rows, "lookups": lookups,
                                      "hostile": hostile, "load_start": load.0, "load_end": load.1]
         for (key, _, series) in figures {
-            object[key] = ["p50_ms": series.p50, "p99_ms": series.p99, "max_ms": series.maxMs, "calls": series.calls, "errors": series.errors]
+            object[key] = ["p50_ms": series.p50Milliseconds, "p99_ms": series.p99Milliseconds, "max_ms": series.maxMilliseconds, "calls": series.calls, "errors": series.errors]
         }
         object["shutdown"] = shutdowns.map { ["observers": $0.observers, "stopped_ms": $0.stopped.milliseconds, "answered": $0.answered] }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
@@ -308,12 +291,7 @@ final class HostileLoad: Sendable {
         running.store(false, ordering: .relaxed)
         var merged = IsolationBenchmark.Series()
         for task in tasks.withLock({ $0 }) {
-            let series = await task.value
-            merged.latencies.add(series.latencies)
-            merged.max = max(merged.max, series.max)
-            merged.calls += series.calls
-            merged.errors += series.errors
-            merged.firstError = merged.firstError ?? series.firstError
+            merged.add(await task.value)
         }
         return merged
     }

@@ -15,6 +15,30 @@ struct ServeLoadResult {
     var firstError: String?
 
     var callsPerSecond: Double { elapsed.seconds > 0 ? Double(calls) / elapsed.seconds : 0 }
+
+    /// One call's round trip, and its error reply if it got one.
+    mutating func record(_ elapsed: Duration, error: String?) {
+        latencies.record(elapsed)
+        maxMicroseconds = max(maxMicroseconds, Double(elapsed.nanoseconds) / 1000)
+        calls += 1
+        if let error {
+            errors += 1
+            firstError = firstError ?? error
+        }
+    }
+
+    /// Adds another run's calls to these.
+    mutating func add(_ other: ServeLoadResult) {
+        latencies.add(other.latencies)
+        maxMicroseconds = max(maxMicroseconds, other.maxMicroseconds)
+        calls += other.calls
+        errors += other.errors
+        firstError = firstError ?? other.firstError
+    }
+
+    var p50Milliseconds: Double { latencies.p50Microseconds / 1000 }
+    var p99Milliseconds: Double { latencies.p99Microseconds / 1000 }
+    var maxMilliseconds: Double { maxMicroseconds / 1000 }
 }
 
 /// Drives a Varlink socket: `connections` connections, each keeping `depth` calls in flight
