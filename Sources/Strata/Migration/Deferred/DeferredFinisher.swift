@@ -94,9 +94,10 @@ struct DeferredFinisher {
         /// time went (``FinishReport/lockHeldSeconds``).
         var totalHeld: Duration = .zero
         var totalWriterWait: Duration = .zero
-        /// The work's thread waiting for a core (``ThreadSchedule``), over the run: nil where
+        /// The work's thread waiting for a core (``CoreWaitMeter``), over the run: nil where
         /// the kernel does not say.
-        var totalCoreWait: Duration?
+        var coreWait = CoreWaitMeter()
+        var totalCoreWait: Duration? { coreWait.total }
     }
 
     /// Connection settings changed for the run, restored at its end.
@@ -128,7 +129,8 @@ struct DeferredFinisher {
             let taskStart = ContinuousClock.now
             let batchesBefore = counters.batches, rowsBefore = counters.rows
             let heldBefore = pacing.totalHeld, waitBefore = pacing.totalWriterWait, pausedBefore = pacing.paused
-            let scheduleBefore = ThreadSchedule.current()
+            pacing.coreWait.mark()
+            let coreWaitBefore = pacing.totalCoreWait
             let finished: Bool
             do {
                 finished = try await runTask(entry, index: index, of: total, counters: counters, session: session)
@@ -137,9 +139,9 @@ struct DeferredFinisher {
                 finished = false
             }
             let took = ContinuousClock.now - taskStart
-            // The task ran on this thread (the work's own, or the caller's): its wait for a core.
-            let coreWait = scheduleBefore.flatMap { before in ThreadSchedule.current()?.waited(since: before) }
-            if let coreWait { pacing.totalCoreWait = (pacing.totalCoreWait ?? .zero) + coreWait }
+            // The task's wait for a core, where its readings were of one thread (``CoreWaitMeter``).
+            pacing.coreWait.mark()
+            let coreWait = pacing.totalCoreWait.map { $0 - (coreWaitBefore ?? .zero) }
             var metadata = timeSpentMetadata(held: pacing.totalHeld - heldBefore, writerWait: pacing.totalWriterWait - waitBefore,
                                              paused: pacing.paused - pausedBefore, coreWait: coreWait)
             metadata.merge([
@@ -323,6 +325,9 @@ struct DeferredFinisher {
         // Recorded on a throw too: a batch rolled back after its time limit held the lock as long.
         defer { lockHolds.record(held, wait: stretch.wait, step: step) }
         let requested = ContinuousClock.now
+        // The body runs on this thread (a serial queue's `sync`): both readings are of it.
+        pacing.coreWait.mark()
+        defer { pacing.coreWait.mark() }
         let result = try store.database.writeWithoutTransaction { db in
             let start = ContinuousClock.now
             arrivals.begin(at: start)

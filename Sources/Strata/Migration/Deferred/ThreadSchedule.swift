@@ -28,3 +28,22 @@ struct ThreadSchedule: Sendable, Hashable {
         thread == earlier.thread ? waiting - earlier.waiting : nil
     }
 }
+
+/// The work's wait for a core over a run, summed from readings taken at points where the work
+/// is known to run on one thread (the start and end of a task, the start and end of each hold
+/// of the writer). Work that awaits may resume on another thread of the pool: a stretch whose
+/// two readings are of different threads cannot be measured and is left out, so the total is
+/// at least what the work waited, never more. Nil only where the kernel does not say.
+struct CoreWaitMeter: Sendable {
+    private var last: ThreadSchedule?
+    /// The wait measured so far (zero once the kernel has answered).
+    private(set) var total: Duration?
+
+    /// A reading now: adds the wait since the previous one when both are of this thread.
+    mutating func mark() {
+        guard let now = ThreadSchedule.current() else { return }
+        let waited = last.flatMap { now.waited(since: $0) } ?? .zero
+        total = (total ?? .zero) + waited
+        last = now
+    }
+}
