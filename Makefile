@@ -33,9 +33,11 @@ run: bootstrap
 SKIP_LOG = .build/skipped-systemd-tests.txt
 # Suites that check a daemon's reaction times against its own settings (scheduler pauses, SIGTERM
 # within one batch, the watchdog beside slow calls, kill -9 rounds, the units under a private
-# systemd with a 3 s watchdog): they run after the rest, one at a time, so that the parallel
-# suite's own load does not decide them.
-TIMED_SUITES = SchedulerLoadTests|CallIsolationTests|SystemdTests|StagedSystemdTests|JournalTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
+# systemd with a 3 s watchdog; a Varlink server in the test process whose replies back up,
+# whose calls run on the process's shared pool, starved past its minute once beside the parallel
+# suite): they run after the rest, one at a time, so that the parallel suite's own load does not
+# decide them.
+TIMED_SUITES = PipelinedReplyTests|SchedulerLoadTests|CallIsolationTests|SystemdTests|StagedSystemdTests|JournalTests|SchedulerRunTests|ShutdownDuringFinishTests|SlowCallIsolationTests|OperatorViewTests|HistoryCrashTests|ReplicationLagTests|KillLoopTests
 
 # Every `swift test` run's output also goes to TEST_LOG; when one fails, the last lines of
 # `make test` name the failing tests (scripts/report-failures.sh).

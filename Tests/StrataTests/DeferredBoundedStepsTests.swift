@@ -474,6 +474,8 @@ struct DeferredBoundedStepsTests {
         try DeferredMigrationTests.seedItems(2000, at: url)
         let store = try PersistentStore.open(at: url, model: DeferredMigrationTests.narrow, options: StoreOptions(migration: .deferred))
         try await store.finishDeferredMigration(FinishOptions(batchBudget: .milliseconds(2)))
+        // It comes back on the checkpoint queue, after the run's last checkpoint (WALHook).
+        store.checkpointQueue.sync {}
         let setting = try Self.writerSetting(store, "wal_autocheckpoint")
         #expect(setting == 1000)
         try store.close()

@@ -92,6 +92,20 @@ struct StepAsideTests {
         done.wait()
         meter = other.withLock { $0 }
         #expect(meter.total == first)
+        // The kernel's figures as the file says them: a thread's time on a core grows with its work.
+        let before = try #require(ThreadSchedule.current())
+        // Work until the thread's CPU clock (another view of the same kernel figure) says 5 ms.
+        func threadCPU() -> Duration {
+            var now = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+            return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+        }
+        let cpuStart = threadCPU()
+        var spin = 0.0
+        while threadCPU() - cpuStart < .milliseconds(5) { spin += sin(spin) + 1 }
+        let after = try #require(ThreadSchedule.current())
+        #expect(spin > 0 && after.running - before.running >= .milliseconds(4), "\(before) → \(after)")
+        #expect(after.waited(since: before).map { $0 >= .zero } == true)
         // Two readings on one thread: the wait between them counts, never negative.
         meter.mark()
         meter.mark()
