@@ -33,6 +33,13 @@ struct RolloutBenchmark: AsyncParsableCommand {
             call at the store's version (≤ 1.2), --cost-calls sequential calls of each kind, \
             interleaved, by key lookups and inserts.
 
+            To tell the daemon's stalls from the machine's: when the slowest call began and how \
+            many calls over 50 ms overlapped it, of each version (every call at once points at \
+            the store or the machine; only Roll 1's at the version bridge; each such call is \
+            listed on standard error), and the longest stall of the block device during each \
+            run, from the kernel's pressure stall information (/proc/pressure/io: at least 80% \
+            of each 100 ms with a task waiting for I/O).
+
             Build in release mode for figures (`swift build -c release --product strata-bench \
             --product stratad`); a debug build runs it to check that it works.
             """
@@ -146,6 +153,13 @@ struct RolloutRun: Sendable {
     var reloadMs: Double?
     /// Held tasks while both versions ran (pending's `held`), as the daemon said it.
     var held: String?
+    /// The slowest call: when it began (ms after the reload, or after the run's first call),
+    /// and the calls over 50 ms that overlapped it, of each version — a stall every client
+    /// meets at once is the machine's or the daemon's, one only older clients meet is the bridge's.
+    var worst: (atMs: Double, oldSlow: Int, newSlow: Int)?
+    /// The longest stall of the machine's block device during the run (``IOStallWatch``).
+    var ioStall = "-"
+    var ioStallSeconds = 0.0
     /// Cost of a call at Roll 1 / at the store's version: (lookup p50 old, new; insert p50 old, new) in µs.
     var cost: (lookupOld: Double, lookupNew: Double, insertOld: Double, insertNew: Double)?
 }
@@ -191,6 +205,7 @@ struct RolloutRunner {
         let daemon = try BenchDaemon(executable: executable, config: config, log: directory.appending(path: "rollout.log").path, notifyDirectory: sockets)
         defer { daemon.stop() }
         let load = RolloutClientProcesses(socket: dataSocket, interval: interval)
+        let stalls = IOStallWatch()
         try load.start(count: clients, firstNumber: 0, version: "Roll 1", old: true)
         try await Task.sleep(for: before)
         _ = try configure("rollout", store: store, version: "Roll 2")
@@ -202,12 +217,15 @@ struct RolloutRunner {
         try await Task.sleep(for: after)
         let held = try await admin(StrataAdmin.Pending.self, .init(store: "bench")).stores.first?.tasks.compactMap(\.held).first
         let answers = await load.stop()
+        let stall = stalls.stop()
 
         progress.say("cost of a call at Roll 1 vs Roll 2: \(costCalls) of each…")
         let cost = try await Self.cost(socket: dataSocket, calls: costCalls, rows: rows)
         daemon.stop()
         var run = Self.figures(answers, reload: (reloadStart, reloadEnd))
         run.reloadMs = Double(reloadEnd - reloadStart) / 1e6
+        run.ioStall = IOStallWatch.text(stall, origin: reloadStart)
+        run.ioStallSeconds = stall?.seconds ?? 0
         run.held = held
         run.cost = cost
         run.missing = try Self.missing(answers.acknowledged, in: store, key: "label")
@@ -221,11 +239,15 @@ struct RolloutRunner {
         let daemon = try BenchDaemon(executable: executable, config: config, log: directory.appending(path: "single.log").path, notifyDirectory: sockets)
         defer { daemon.stop() }
         let load = RolloutClientProcesses(socket: dataSocket, interval: interval)
+        let stalls = IOStallWatch()
         try load.start(count: clients, firstNumber: 0, version: nil, old: false)
         try await Task.sleep(for: duration)
         let answers = await load.stop()
+        let stall = stalls.stop()
         daemon.stop()
         var run = Self.figures(answers, reload: nil)
+        run.ioStall = IOStallWatch.text(stall, origin: answers.calls.map(\.start).min() ?? 0)
+        run.ioStallSeconds = stall?.seconds ?? 0
         run.missing = try Self.missing(answers.acknowledged, in: store, key: "label")
         return run
     }
@@ -238,6 +260,20 @@ struct RolloutRunner {
             run.maxMs = max(run.maxMs, ms)
             let overlaps = reload.map { call.start < $0.1 && call.start + call.took > $0.0 } ?? false
             if !overlaps { run.maxOutsideReloadMs = max(run.maxOutsideReloadMs, ms) }
+        }
+        if let worst = answers.calls.max(by: { $0.took < $1.took }) {
+            let origin = reload?.0 ?? answers.calls.map(\.start).min() ?? worst.start
+            let overlapping = answers.calls.filter { call in
+                call.took > 50_000_000 && call.start < worst.start + worst.took && call.start + call.took > worst.start
+            }
+            run.worst = (Double(worst.start - origin) / 1e6, overlapping.filter(\.old).count, overlapping.filter { !$0.old }.count)
+            let firstCall = answers.calls.map(\.start).min() ?? origin
+            for call in answers.calls.filter({ $0.took > 50_000_000 }).sorted(by: { $0.start < $1.start }).prefix(20) {
+                let when = reload == nil
+                    ? String(format: "%.3f s after the first call", Double(call.start - firstCall) / 1e9)
+                    : String(format: "%+.3f s after the reload (%.3f s after the first call)", Double(call.start - origin) / 1e9, Double(call.start - firstCall) / 1e9)
+                FileHandle.standardError.write(Data("strata-bench: a call over 50 ms: \(String(format: "%.1f", Double(call.took) / 1e6)) ms, began \(when), \(call.old ? "Roll 1" : "Roll 2") client\n".utf8))
+            }
         }
         run.calls = answers.calls.count
         run.errors = answers.errors
@@ -308,6 +344,8 @@ struct RolloutReport {
             "client p99               \(pad(ms(rollout.latency.p99Microseconds)))\(ms(single.latency.p99Microseconds))    ratio \(String(format: "%.2f", p99Ratio)) (aim ≤ 1.2: \(check(p99Ratio <= 1.2)))",
             "client max               \(pad(String(format: "%.2f ms", rollout.maxMs)))\(String(format: "%.2f ms", single.maxMs))    aim ≤ 50 ms: \(check(rollout.maxMs <= 50))",
             "  outside the reload     \(pad(String(format: "%.2f ms", rollout.maxOutsideReloadMs)))",
+            "  slowest call (> 50 ms) \(pad(Self.worstText(rollout.worst)))\(Self.worstText(single.worst))",
+            "device I/O stall (PSI)   \(pad(rollout.ioStall))\(single.ioStall)",
             "reload (close, migrate, open)  \(rollout.reloadMs.map { String(format: "%.1f ms", $0) } ?? "-")",
             "cleanup while both ran   \(rollout.held ?? "not held")",
         ]
@@ -321,6 +359,13 @@ struct RolloutReport {
         }
         for error in rollout.errors.prefix(5) { lines.append("error: \(error)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// "+12.3 s, 7 slow (4 old)": when the slowest call began (after the reload; in the
+    /// one-version run, after its first call), and the calls over 50 ms beside it.
+    static func worstText(_ worst: (atMs: Double, oldSlow: Int, newSlow: Int)?) -> String {
+        guard let worst, worst.oldSlow + worst.newSlow > 0 else { return "none over 50 ms" }
+        return String(format: "%+.1f s", worst.atMs / 1000) + ", \(worst.oldSlow + worst.newSlow) slow (\(worst.oldSlow) old)"
     }
 
     private func pad(_ value: Any) -> String {
@@ -338,6 +383,9 @@ struct RolloutReport {
             "p99Ratio": p99Ratio, "maxMs": rollout.maxMs, "maxOutsideReloadMs": rollout.maxOutsideReloadMs, "singleMaxMs": single.maxMs,
             "reloadMs": rollout.reloadMs ?? 0, "held": rollout.held ?? "",
         ]
+        object["ioStallSeconds"] = rollout.ioStallSeconds
+        object["singleIOStallSeconds"] = single.ioStallSeconds
+        if let worst = rollout.worst { object["worstAtMs"] = worst.atMs; object["worstOldSlow"] = worst.oldSlow; object["worstNewSlow"] = worst.newSlow }
         if let lookupRatio, let insertRatio { object["lookupCostRatio"] = lookupRatio; object["insertCostRatio"] = insertRatio }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)

@@ -31,7 +31,9 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             (≤ 1.10); client max (≤ 50 ms or 1.2x the no-work run's); pause latency, from the first \
             busy reading to the work having stopped, as the daemon measures it (p99 ≤ 25 ms: about \
             one batch), and from the first request of a load phase to the work having stopped, as \
-            the clients see it; the time to finish.
+            the clients see it; the time to finish. Beside them, the longest stall of the \
+            machine's block device in each run (/proc/pressure/io: at least 80% of each 100 ms \
+            with a task waiting for I/O), which stops every client whoever runs.
             """
     )
 
@@ -119,6 +121,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             ("delay_s", DeferralBenchmark.round(on.delaySeconds)), ("rows_processed", on.rowsProcessed), ("batches", on.batches),
             ("client_errors", on.errors + base.errors), ("load_average", Self.loadAverage()),
             ("client_wait_max_ms_by_step", on.waits),
+            ("io_stall_s", DeferralBenchmark.round(on.ioStallSeconds)), ("baseline_io_stall_s", DeferralBenchmark.round(base.ioStallSeconds)),
         ]
         if options.json {
             var object: [String: Any] = ["scenario": "scheduler", "machine": MachineDescription.current.jsonObject]
@@ -144,6 +147,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             \(row("no deferred work", base.latency, max: base.maxMicroseconds))
             client p99 ratio                  \(String(format: "%9.2f", ratio))   target ≤ 1.10: \(check(ratio <= 1.10))
             client max                        \(String(format: "%9.2f", on.maxMicroseconds / 1000))   target ≤ \(String(format: "%.1f", maxAim / 1000)) ms (50 ms or 1.2x no work): \(check(on.maxMicroseconds <= maxAim))
+            device I/O stall (PSI), longest   \(String(format: "%9.2f", on.ioStallSeconds)) s with deferred work, \(String(format: "%.2f", base.ioStallSeconds)) s without (the machine's, not the daemon's)
 
             pause latency (ms)                     p50       p99       max    pauses
             \(row("first busy reading → stopped", pauses, max: Double(pauses.histogram.max) / 1000))   p99 target ≤ 25 ms: \(check(pauses.p99Microseconds <= 25_000))
@@ -189,6 +193,8 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         var errors = 0
         /// The daemon's longest possible client wait behind each step (`clientWaitMaxMs`).
         var waits: [String: Double] = [:]
+        /// The block device's longest stall during the run (``IOStallWatch``), in seconds.
+        var ioStallSeconds = 0.0
     }
 
     /// Runs stratad on `store` and the load cycles: until the deferred work is done (`cycles`
@@ -213,6 +219,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
         let started = ContinuousClock.now
 
         var run = Run()
+        let stalls = IOStallWatch()
         let calls = ClientCalls(operation: operation, rows: rows, interval: .milliseconds(interval))
         let load: any PhasedLoad = externalClients ? try ExternalBenchClients(socket: data, count: clients, calls: calls)
             : BenchClients(socket: data, count: clients, calls: calls)
@@ -245,6 +252,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             if cycles == nil { progress.say("cycle \(run.cycles): \(try await client.rowsDone()) rows done") }
         }
         await load.close()
+        run.ioStallSeconds = stalls.stop()?.seconds ?? 0
         let (latency, maxMicroseconds, errors) = load.figures.results()
         if trace {
             FileHandle.standardError.write(Data("strata-bench: load phases (\(cycles == nil ? "scheduler on" : "no deferred work")):\n\(load.figures.phaseSummaries().joined(separator: "\n"))\n".utf8))
