@@ -77,7 +77,8 @@ final class IOStallWatch: Sendable {
         }
     }
 
-    /// "2.51 s of I/O stall from +5.3 s" for a report line, `origin` the run's reference instant.
+    /// "2.51 s, from +5.3 s" for a report line (`origin`: the run's reference instant), "none"
+    /// under 50 ms.
     static func text(_ stall: Stall?, origin: Int64) -> String {
         guard let stall, stall.seconds >= 0.05 else { return "none" }
         return String(format: "%.2f s, from %+.1f s", stall.seconds, Double(stall.began - origin) / 1e9)

@@ -147,7 +147,7 @@ struct SchedulerBenchmark: AsyncParsableCommand {
             \(row("no deferred work", base.latency, max: base.maxMicroseconds))
             client p99 ratio                  \(String(format: "%9.2f", ratio))   target ≤ 1.10: \(check(ratio <= 1.10))
             client max                        \(String(format: "%9.2f", on.maxMicroseconds / 1000))   target ≤ \(String(format: "%.1f", maxAim / 1000)) ms (50 ms or 1.2x no work): \(check(on.maxMicroseconds <= maxAim))
-            device I/O stall (PSI), longest   \(String(format: "%9.2f", on.ioStallSeconds)) s with deferred work, \(String(format: "%.2f", base.ioStallSeconds)) s without (the machine's, not the daemon's)
+            device I/O stall (PSI), longest   \(String(format: "%9.2f", on.ioStallSeconds)) s with deferred work, \(String(format: "%.2f", base.ioStallSeconds)) s without (a device stall stops every client, deferred work or not)
 
             pause latency (ms)                     p50       p99       max    pauses
             \(row("first busy reading → stopped", pauses, max: Double(pauses.histogram.max) / 1000))   p99 target ≤ 25 ms: \(check(pauses.p99Microseconds <= 25_000))

@@ -35,8 +35,12 @@ struct SchedulerBenchTests {
         // The client processes' calls reached the figures: 2 clients, one call every 10 ms, 0.5 s a phase.
         #expect((json["client_requests"] as? Int ?? 0) >= 20, "\(result.stdout)")
         #expect((json["baseline_requests"] as? Int ?? 0) >= 20, "\(result.stdout)")
-        for key in ["client_max_ms", "client_max_aim_ms", "load_to_stop_p99_ms", "pause_p99_ms"] {
+        for key in ["client_max_ms", "client_max_aim_ms", "load_to_stop_p99_ms", "pause_p99_ms", "io_stall_s", "baseline_io_stall_s"] {
             #expect(json[key] is Double || json[key] is Int, "\(key) missing in \(result.stdout)")
+        }
+        // The block device's longest stall (IOStallWatch): measured where /proc/pressure/io is.
+        if FileManager.default.fileExists(atPath: "/proc/pressure/io") {
+            #expect((json["io_stall_s"] as? Double ?? -1) >= 0 && (json["baseline_io_stall_s"] as? Double ?? -1) >= 0, "\(result.stdout)")
         }
         // The shipped settings (docs/Scheduler.md): 5 ms batches, a 2 ms cost delay, 250 ms idle batches.
         #expect(json["batch_ms"] as? Double == 5)

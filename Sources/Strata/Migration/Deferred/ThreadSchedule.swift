@@ -15,8 +15,8 @@ struct ThreadSchedule: Sendable, Hashable {
     /// Time runnable but waiting for a core.
     var waiting: Duration
 
-    /// The calling thread's figures now: three system calls into a buffer on the stack (it is read around every hold of the
-    /// writer, so no Foundation file reading and no allocation).
+    /// The calling thread's figures now: three system calls into a buffer on the stack (it is
+    /// read around every hold of the writer, so no Foundation file reading and no allocation).
     static func current() -> ThreadSchedule? {
         #if os(Linux)
         let fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)
