@@ -158,8 +158,10 @@ struct RolloutRun: Sendable {
     /// meets at once is the machine's or the daemon's, one only older clients meet is the bridge's.
     var worst: (atMs: Double, oldSlow: Int, newSlow: Int)?
     /// The longest stall of the machine's block device during the run (``IOStallWatch``).
-    var ioStall = "-"
-    var ioStallSeconds = 0.0
+    var ioStall: IOStallWatch.Stall?
+    /// The instant the run's times are counted from: the reload, or the first call.
+    var origin: Int64 = 0
+    var ioStallText: String { IOStallWatch.text(ioStall, origin: origin) }
     /// Cost of a call at Roll 1 / at the store's version: (lookup p50 old, new; insert p50 old, new) in µs.
     var cost: (lookupOld: Double, lookupNew: Double, insertOld: Double, insertNew: Double)?
 }
@@ -222,10 +224,8 @@ struct RolloutRunner {
         progress.say("cost of a call at Roll 1 vs Roll 2: \(costCalls) of each…")
         let cost = try await Self.cost(socket: dataSocket, calls: costCalls, rows: rows)
         daemon.stop()
-        var run = Self.figures(answers, reload: (reloadStart, reloadEnd))
+        var run = Self.figures(answers, reload: (reloadStart, reloadEnd), stall: stall)
         run.reloadMs = Double(reloadEnd - reloadStart) / 1e6
-        run.ioStall = IOStallWatch.text(stall, origin: reloadStart)
-        run.ioStallSeconds = stall?.seconds ?? 0
         run.held = held
         run.cost = cost
         run.missing = try Self.missing(answers.acknowledged, in: store, key: "label")
@@ -245,15 +245,16 @@ struct RolloutRunner {
         let answers = await load.stop()
         let stall = stalls.stop()
         daemon.stop()
-        var run = Self.figures(answers, reload: nil)
-        run.ioStall = IOStallWatch.text(stall, origin: answers.calls.map(\.start).min() ?? 0)
-        run.ioStallSeconds = stall?.seconds ?? 0
+        var run = Self.figures(answers, reload: nil, stall: stall)
         run.missing = try Self.missing(answers.acknowledged, in: store, key: "label")
         return run
     }
 
-    static func figures(_ answers: RolloutClientProcesses.Answers, reload: (Int64, Int64)?) -> RolloutRun {
+    static func figures(_ answers: RolloutClientProcesses.Answers, reload: (Int64, Int64)?, stall: IOStallWatch.Stall?) -> RolloutRun {
         var run = RolloutRun()
+        let firstCall = answers.calls.map(\.start).min() ?? 0
+        run.origin = reload?.0 ?? firstCall
+        run.ioStall = stall
         for call in answers.calls {
             run.latency.record(.nanoseconds(call.took))
             let ms = Double(call.took) / 1e6
@@ -262,12 +263,11 @@ struct RolloutRunner {
             if !overlaps { run.maxOutsideReloadMs = max(run.maxOutsideReloadMs, ms) }
         }
         if let worst = answers.calls.max(by: { $0.took < $1.took }) {
-            let origin = reload?.0 ?? answers.calls.map(\.start).min() ?? worst.start
+            let origin = run.origin
             let overlapping = answers.calls.filter { call in
                 call.took > 50_000_000 && call.start < worst.start + worst.took && call.start + call.took > worst.start
             }
             run.worst = (Double(worst.start - origin) / 1e6, overlapping.filter(\.old).count, overlapping.filter { !$0.old }.count)
-            let firstCall = answers.calls.map(\.start).min() ?? origin
             for call in answers.calls.filter({ $0.took > 50_000_000 }).sorted(by: { $0.start < $1.start }).prefix(20) {
                 let when = reload == nil
                     ? String(format: "%.3f s after the first call", Double(call.start - firstCall) / 1e9)
@@ -345,7 +345,7 @@ struct RolloutReport {
             "client max               \(pad(String(format: "%.2f ms", rollout.maxMs)))\(String(format: "%.2f ms", single.maxMs))    aim ≤ 50 ms: \(check(rollout.maxMs <= 50))",
             "  outside the reload     \(pad(String(format: "%.2f ms", rollout.maxOutsideReloadMs)))",
             "  slowest call (> 50 ms) \(pad(Self.worstText(rollout.worst)))\(Self.worstText(single.worst))",
-            "device I/O stall (PSI)   \(pad(rollout.ioStall))\(single.ioStall)",
+            "device I/O stall (PSI)   \(pad(rollout.ioStallText))\(single.ioStallText)",
             "reload (close, migrate, open)  \(rollout.reloadMs.map { String(format: "%.1f ms", $0) } ?? "-")",
             "cleanup while both ran   \(rollout.held ?? "not held")",
         ]
@@ -383,8 +383,8 @@ struct RolloutReport {
             "p99Ratio": p99Ratio, "maxMs": rollout.maxMs, "maxOutsideReloadMs": rollout.maxOutsideReloadMs, "singleMaxMs": single.maxMs,
             "reloadMs": rollout.reloadMs ?? 0, "held": rollout.held ?? "",
         ]
-        object["ioStallSeconds"] = rollout.ioStallSeconds
-        object["singleIOStallSeconds"] = single.ioStallSeconds
+        object["ioStallSeconds"] = rollout.ioStall?.seconds ?? 0
+        object["singleIOStallSeconds"] = single.ioStall?.seconds ?? 0
         if let worst = rollout.worst { object["worstAtMs"] = worst.atMs; object["worstOldSlow"] = worst.oldSlow; object["worstNewSlow"] = worst.newSlow }
         if let lookupRatio, let insertRatio { object["lookupCostRatio"] = lookupRatio; object["insertCostRatio"] = insertRatio }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
